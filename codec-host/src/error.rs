@@ -1,0 +1,42 @@
+//! The one error type of the codec API.
+
+use crate::ElemType;
+
+/// Why a codec call failed. Nothing is partially written on error except the caller's
+/// output slice, whose contents are then unspecified.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Error {
+    /// The shape has too many or too few dimensions, or does not match the data.
+    #[error("bad dimensions: {0}")]
+    BadDims(String),
+    /// A dimension is zero where the codec needs at least one value.
+    #[error("empty array: every dimension must be at least 1")]
+    ZeroSize,
+    /// The caller's output buffer cannot hold the result.
+    #[error("buffer too small: need {needed}, got {got}")]
+    BufferTooSmall { needed: usize, got: usize },
+    /// The stream ends before the data it declares.
+    #[error("truncated stream: need at least {needed} bytes, got {got}")]
+    Truncated { needed: usize, got: usize },
+    /// The stream contradicts itself or its format.
+    #[error("corrupt stream: {0}")]
+    Corrupt(String),
+    /// The stream is well formed but uses a feature this library does not decode.
+    #[error("unsupported header: {0}")]
+    UnsupportedHeader(String),
+    /// A codec parameter is outside the range the codec defines.
+    #[error("parameter out of range: {0}")]
+    ParamOutOfRange(String),
+    /// The stream holds another element type than the caller asked for.
+    #[error("type mismatch: stream holds {stream}, caller asked for {requested}")]
+    TypeMismatch { stream: ElemType, requested: ElemType },
+    /// The codec cannot represent NaN or infinity (ZFP); the index of the first one.
+    #[error("non-finite value at index {index}: this codec encodes finite values only")]
+    NonFinite { index: usize },
+    /// The executor could not be set up (e.g. a thread pool failed to start).
+    #[error("executor: {0}")]
+    Executor(String),
+}
+
+/// Result with [`Error`].
+pub type Result<T, E = Error> = core::result::Result<T, E>;

@@ -1,0 +1,29 @@
+//! Lossy floating-point codecs for compression-accelerated communication.
+//!
+//! ```
+//! use codec_host::{Codec, Shape};
+//! let field: Vec<f32> = (0..4096).map(|i| (i as f32 * 0.01).sin()).collect();
+//! let codec = Codec::ZfpFixedAccuracy { tolerance: 1e-3 };
+//! let stream = codec.compress(&field, Shape::d2(64, 64)).unwrap();
+//! let mut back = vec![0f32; field.len()];
+//! let info = codec_host::decompress_into(&stream, &mut back).unwrap();
+//! assert_eq!(info.shape, Shape::d2(64, 64));
+//! assert!(field.iter().zip(&back).all(|(a, b)| (a - b).abs() <= 1e-3));
+//! ```
+//!
+//! Every codec runs its kernel bodies from `codec-kernels` through a [`CpuExecutor`]
+//! (parallel over blocks with rayon); [`Codec::compress`] uses a shared executor with
+//! one thread per core, [`Codec::compress_with`] takes the caller's.
+
+mod codec;
+mod element;
+mod error;
+mod executor;
+mod shape;
+pub mod zfp;
+
+pub use codec::{decompress_into, decompress_into_with, inspect, Codec, StreamInfo};
+pub use element::{ElemType, Element};
+pub use error::{Error, Result};
+pub use executor::CpuExecutor;
+pub use shape::Shape;

@@ -1,0 +1,1 @@
+//! Compression-accelerated MPI collectives in the C-Coll design, beside their baselines.

@@ -1,0 +1,1 @@
+//! Seeded field generators, SDRBench-style raw-file loaders and quality metrics.

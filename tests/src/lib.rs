@@ -1,0 +1,1 @@
+//! Cross-crate and mpirun-driven integration tests live in `tests/tests/`.
