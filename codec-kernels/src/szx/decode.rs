@@ -92,7 +92,7 @@ fn check_sections<T: SzxFloat>(c: &Coding<T>, n: usize, codes: &[u8], resi: &[u8
         return Err(BlockError::BadCodes);
     }
     let resi_bits = n * c.resi_bits as usize;
-    if resi_bits % 8 != 0 && resi.last().is_some_and(|&b| b >> (resi_bits % 8) != 0) {
+    if !resi_bits.is_multiple_of(8) && resi.last().is_some_and(|&b| b >> (resi_bits % 8) != 0) {
         return Err(BlockError::BadCodes);
     }
     Ok(())

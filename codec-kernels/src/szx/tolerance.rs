@@ -52,22 +52,23 @@ impl<T: SzxFloat> Tolerance<T> {
         let s = a - b;
         let mag = s.abs();
         if mag < self.e {
-            true
-        } else if mag > self.e || mag != mag {
-            false
+            return true;
+        }
+        if mag != self.e {
+            // Above E, or NaN.
+            return false;
+        }
+        // a - b = s + err exactly.
+        let nb = -b;
+        let bv = s - a;
+        let av = s - bv;
+        let err = (a - av) + (nb - bv);
+        if s > T::ZERO {
+            err <= T::ZERO
+        } else if s < T::ZERO {
+            err >= T::ZERO
         } else {
-            // a - b = s + err exactly.
-            let nb = -b;
-            let bv = s - a;
-            let av = s - bv;
-            let err = (a - av) + (nb - bv);
-            if s > T::ZERO {
-                err <= T::ZERO
-            } else if s < T::ZERO {
-                err >= T::ZERO
-            } else {
-                err == T::ZERO
-            }
+            err == T::ZERO
         }
     }
 }
