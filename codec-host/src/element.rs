@@ -35,7 +35,9 @@ mod sealed {
 }
 
 /// A floating-point element type: `f32` or `f64`.
-pub trait Element: Copy + Default + PartialOrd + fmt::Debug + Send + Sync + 'static + sealed::Sealed {
+pub trait Element:
+    Copy + Default + PartialOrd + fmt::Debug + Send + Sync + 'static + sealed::Sealed + codec_kernels::szx::SzxFloat
+{
     /// The runtime tag.
     const TYPE: ElemType;
     /// Widens to f64 (exact).

@@ -37,6 +37,13 @@ pub mod state {
     pub const MANT_MASK: u8 = 0x3f;
 }
 
+/// True for the states of coded blocks, which take an entry in their chunk's size table
+/// (whether or not the rest of the byte is valid).
+#[inline(always)]
+pub const fn is_coded(state: u8) -> bool {
+    state & !state::MANT_MASK != 0
+}
+
 /// A block's state byte, parsed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BlockKind {

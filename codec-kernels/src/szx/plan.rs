@@ -2,10 +2,11 @@
 //!
 //! In order of preference, a block is
 //! 1. raw if it holds NaN or an infinity (they come back bit for bit);
-//! 2. a zero block if every `|x| <= E`: no payload, exact zeros stay zero;
+//! 2. a zero block if every `|x| <= E`: no payload;
 //! 3. a constant block if one value lies within `E` of every value, checked exactly on
 //!    the value stored (the rounded midpoint, or its neighbour towards the side that
-//!    failed), never on the float radius alone;
+//!    failed), never on the float radius alone, and if the block holds no exact zero
+//!    (zeros always come back as zeros);
 //! 4. coded (see [`super::coding`]), directly or as differences from the midpoint, with
 //!    the fewest mantissa bits that keep the bound; raw if that would not be smaller.
 //!
@@ -39,7 +40,7 @@ impl<T: SzxFloat> BlockPlan<T> {
     /// True for a coded block (it takes an entry in the size table).
     #[inline]
     pub fn is_coded(&self) -> bool {
-        self.state & !super::coding::state::MANT_MASK != 0
+        super::coding::is_coded(self.state)
     }
 
     fn fixed(state: u8, size: usize) -> Self {
@@ -58,7 +59,8 @@ pub fn plan_block<T: SzxFloat>(x: &[T], tol: &Tolerance<T>) -> BlockPlan<T> {
     if T::from_bits(st.max_abs) <= tol.e {
         return BlockPlan::fixed(state::ZERO, 0);
     }
-    if let Some(c) = constant(&st, tol) {
+    // A block holding an exact zero is never constant (unless zero), so zeros stay zero.
+    if let Some(c) = constant(&st, tol).filter(|_| !st.has_zero()) {
         return BlockPlan { state: state::CONST, value: c, size: T::BYTES as u32 };
     }
     let coding = choose_coding(x, &st, tol);
