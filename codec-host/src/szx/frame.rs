@@ -150,7 +150,7 @@ fn decode_tile<T: Element>(tile: DecodeTile<'_, T>, block: usize) -> Result<()> 
     for (j, (&s, x)) in tile.states.iter().zip(tile.out.chunks_mut(block)).enumerate() {
         let fail = |e| corrupt(tile.chunk, tile.first_block + j, e);
         let len = block_len::<T>(s, x.len(), tile.sizes, &mut rank).map_err(fail)?;
-        let payload = tile.payloads.get(pos..pos + len).ok_or(fail(BlockError::BadLength))?;
+        let payload = tile.payloads.get(pos..pos + len).ok_or_else(|| fail(BlockError::BadLength))?;
         decode_block(s, payload, x).map_err(fail)?;
         pos += len;
     }

@@ -224,7 +224,7 @@ fn finite_range<T: Element>(data: &[T], exec: &CpuExecutor) -> (f64, f64) {
     let parts = exec.map_tiles(data.len(), 1 << 16, |r| {
         let xs = &data[r];
         let st = block_stats(xs);
-        if st.finite() {
+        if st.finite {
             return Some((st.min.to_f64(), st.max.to_f64()));
         }
         let finite = xs.iter().map(|v| v.to_f64()).filter(|v| v.is_finite());

@@ -18,6 +18,10 @@ use super::scalar::{Bits, SzxFloat};
 /// the `u16` entries of a chunk's size table.
 pub const MAX_BLOCK_SIZE: usize = 4096;
 
+/// Values a coder handles per step, so per-value intermediates live in small fixed
+/// arrays (a multiple of 8: eight residuals fill whole bytes, four codes one byte).
+pub const GROUP: usize = 64;
+
 /// Bytes of a size-table entry, paid by every coded block.
 pub const SIZE_ENTRY_BYTES: usize = 2;
 
@@ -208,6 +212,26 @@ impl<T: SzxFloat> Coding<T> {
     #[inline(always)]
     pub fn residual(&self, t: T::Bits) -> u32 {
         (t >> (T::Bits::BITS - self.keep_bits())).low_u32() & ((1u32 << self.resi_bits) - 1)
+    }
+
+    /// The kept bits of every value of `xs` into `t` (same length).
+    #[inline(always)]
+    pub fn truncate_all<const OFFSET: bool>(&self, xs: &[T], t: &mut [T::Bits]) {
+        for (ti, &v) in t.iter_mut().zip(xs) {
+            *ti = self.truncate::<OFFSET>(v);
+        }
+    }
+
+    /// The leading-byte count of every kept pattern of `t` against its predecessor
+    /// (`prev` before the first) into `lead` (same length).
+    #[inline(always)]
+    pub fn leads(&self, prev: T::Bits, t: &[T::Bits], lead: &mut [u8]) {
+        if let (Some(l0), Some(&t0)) = (lead.first_mut(), t.first()) {
+            *l0 = self.lead(t0 ^ prev) as u8;
+        }
+        for ((l, &a), &b) in lead.iter_mut().skip(1).zip(t.iter().skip(1)).zip(t) {
+            *l = self.lead(a ^ b) as u8;
+        }
     }
 
     /// Mask of the `lead` most significant bytes.

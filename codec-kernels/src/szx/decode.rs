@@ -3,8 +3,7 @@
 //! Every length and code is checked before the values are rebuilt, so no bytes, however
 //! corrupt, make the decoder read outside the payload or panic.
 
-use super::coding::{codes_len, resi_len, BlockKind, Coding};
-use super::encode::GROUP;
+use super::coding::{codes_len, resi_len, BlockKind, Coding, GROUP};
 use super::scalar::{Bits, SzxFloat};
 
 /// Why a block cannot be decoded.
@@ -104,28 +103,35 @@ fn decode_coded<T: SzxFloat, const OFFSET: bool>(c: &Coding<T>, payload: &[u8], 
     let whole = T::Bits::ALL << (width - 8 * c.req_bytes);
     let keep: [T::Bits; 4] = core::array::from_fn(|l| Coding::<T>::lead_mask(l as u32));
     let fresh: [T::Bits; 4] = core::array::from_fn(|l| whole & !keep[l]);
+    let advance: [usize; 4] = core::array::from_fn(|l| (c.req_bytes as usize).saturating_sub(l));
     let resi_shift = width - c.keep_bits();
-    let r = c.resi_bits;
+    let r = c.resi_bits as usize;
     let (codes, resi) = (&payload[codes_at..resi_at], &payload[resi_at..]);
     let mut pos = c.reference_len();
     let mut prev = T::Bits::ZERO;
     let mut t = [T::Bits::ZERO; GROUP];
-    let mut res = [0u32; GROUP];
-    for (g, outs) in out.chunks_mut(GROUP).enumerate() {
-        let m = outs.len();
-        if r > 0 {
-            unpack_residuals(&resi[g * GROUP * r as usize / 8..], r, &mut res[..m]);
+    let mut lead = [0u8; GROUP];
+    for (g, (outs, codes)) in out.chunks_mut(GROUP).zip(codes.chunks(GROUP / 4)).enumerate() {
+        let t = &mut t[..outs.len()];
+        let lead = &mut lead[..outs.len()];
+        for (l4, &b) in lead.chunks_mut(4).zip(codes) {
+            for (i, l) in l4.iter_mut().enumerate() {
+                *l = (b >> (2 * i)) & 3;
+            }
         }
-        let codes = &codes[g * GROUP / 4..];
-        for i in 0..m {
-            let lead = ((codes[i / 4] >> (2 * (i % 4))) & 3) as usize;
+        // The residual bits first, in place; the whole bytes are merged in below.
+        t.fill(T::Bits::ZERO);
+        if let Some(resi) = resi.get(g * GROUP * r / 8..).filter(|_| r > 0) {
+            unpack_residuals(resi, c.resi_bits, resi_shift, t);
+        }
+        for (v, &l) in t.iter_mut().zip(lead.iter()) {
+            let l = l as usize & 3;
             let word = get_mid::<T>(payload, pos);
-            let v = (prev & keep[lead]) | ((word >> (8 * lead as u32)) & fresh[lead]) | (T::Bits::from_u32(res[i]) << resi_shift);
-            pos += c.req_bytes as usize - lead;
-            prev = v;
-            t[i] = v;
+            *v = *v | (prev & keep[l]) | ((word >> (8 * l as u32)) & fresh[l]);
+            pos += advance[l];
+            prev = *v;
         }
-        for (o, &v) in outs.iter_mut().zip(&t[..m]) {
+        for (o, &v) in outs.iter_mut().zip(t.iter()) {
             *o = c.reconstruct::<OFFSET>(v);
         }
     }
@@ -146,16 +152,21 @@ fn get_mid<T: SzxFloat>(payload: &[u8], pos: usize) -> T::Bits {
     }
 }
 
-/// Unpacks `out.len()` residuals of `r` bits each; eight take exactly `r` bytes.
+/// Unpacks the residuals of one group, `r` bits each (eight take exactly `r` bytes),
+/// each shifted left by `shift` into its place in the kept pattern.
 #[inline(always)]
-fn unpack_residuals(resi: &[u8], r: u32, out: &mut [u32]) {
+fn unpack_residuals<B: Bits>(resi: &[u8], r: u32, shift: u32, out: &mut [B]) {
+    let mut buf = [0u8; GROUP + 8];
+    let avail = resi.len().min(resi_len(out.len(), r));
+    buf[..avail].copy_from_slice(&resi[..avail]);
     let mask = (1u64 << r) - 1;
-    for (os, bytes) in out.chunks_mut(8).zip(resi.chunks(r as usize)) {
-        let mut buf = [0u8; 8];
-        buf[..bytes.len()].copy_from_slice(bytes);
-        let acc = u64::from_le_bytes(buf);
+    for (j, os) in out.chunks_mut(8).enumerate() {
+        let at = j * r as usize;
+        let mut word = [0u8; 8];
+        word.copy_from_slice(&buf[at..at + 8]);
+        let acc = u64::from_le_bytes(word);
         for (i, o) in os.iter_mut().enumerate() {
-            *o = ((acc >> (r * i as u32)) & mask) as u32;
+            *o = B::from_u32(((acc >> (r * i as u32)) & mask) as u32) << shift;
         }
     }
 }

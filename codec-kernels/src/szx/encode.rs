@@ -1,11 +1,8 @@
 //! Phase 3 of the encoder: one block's payload, written into its own byte range.
 
-use super::coding::{codes_len, resi_len, BlockKind, Coding};
+use super::coding::{codes_len, resi_len, BlockKind, Coding, GROUP};
 use super::plan::BlockPlan;
 use super::scalar::{Bits, SzxFloat};
-
-/// Values handled per step, so per-value intermediates live in small fixed arrays.
-pub(crate) const GROUP: usize = 64;
 
 /// Writes the payload of block `x` as planned into `out`, which must hold exactly
 /// `plan.size` bytes (the range phase 2 assigned to the block). Returns false, having
@@ -56,22 +53,20 @@ fn encode_coded<T: SzxFloat, const OFFSET: bool>(x: &[T], c: &Coding<T>, out: &m
     let mut pos = c.reference_len();
     let mut prev = T::Bits::ZERO;
     let mut t = [T::Bits::ZERO; GROUP];
-    let mut lead = [0u32; GROUP];
-    for (g, xs) in x.chunks(GROUP).enumerate() {
-        let m = xs.len();
-        for (ti, &v) in t.iter_mut().zip(xs) {
-            *ti = c.truncate::<OFFSET>(v);
+    let mut lead = [0u8; GROUP];
+    let r = c.resi_bits as usize;
+    for (g, (xs, codes)) in x.chunks(GROUP).zip(codes.chunks_mut(GROUP / 4)).enumerate() {
+        let t = &mut t[..xs.len()];
+        let lead = &mut lead[..xs.len()];
+        c.truncate_all::<OFFSET>(xs, t);
+        c.leads(prev, t, lead);
+        prev = t.last().copied().unwrap_or(prev);
+        for (&v, &l) in t.iter().zip(lead.iter()) {
+            pos = put_mid::<T>(head, pos, mid_end, v, l as u32, c.req_bytes);
         }
-        for i in 0..m {
-            lead[i] = c.lead(t[i] ^ prev);
-            prev = t[i];
-        }
-        for i in 0..m {
-            pos = put_mid::<T>(head, pos, mid_end, t[i], lead[i], c.req_bytes);
-        }
-        pack_codes(&lead[..m], &mut codes[g * GROUP / 4..]);
-        if c.resi_bits > 0 {
-            pack_residuals(c, &t[..m], &mut resi[g * GROUP * c.resi_bits as usize / 8..]);
+        pack_codes(lead, codes);
+        if let Some(resi) = resi.get_mut(g * GROUP * r / 8..).filter(|_| r > 0) {
+            pack_residuals(c, t, resi);
         }
     }
     pos == mid_end
@@ -98,21 +93,25 @@ fn put_mid<T: SzxFloat>(out: &mut [u8], pos: usize, mid_end: usize, t: T::Bits, 
 
 /// Four 2-bit codes per byte, the first value in the low bits.
 #[inline(always)]
-fn pack_codes(lead: &[u32], out: &mut [u8]) {
+fn pack_codes(lead: &[u8], out: &mut [u8]) {
     for (o, l) in out.iter_mut().zip(lead.chunks(4)) {
-        *o = l.iter().enumerate().fold(0u8, |acc, (i, &v)| acc | (v as u8) << (2 * i));
+        *o = l.iter().enumerate().fold(0u8, |acc, (i, &v)| acc | v << (2 * i));
     }
 }
 
-/// The residual bits of `t` packed least significant first: eight values take exactly
-/// `resi_bits` bytes.
+/// The residual bits of the values of one group, `t`, packed least significant first
+/// into `out`: eight values take exactly `resi_bits` bytes.
 #[inline(always)]
 fn pack_residuals<T: SzxFloat>(c: &Coding<T>, t: &[T::Bits], out: &mut [u8]) {
     let r = c.resi_bits;
-    for (o, ts) in out.chunks_mut(r as usize).zip(t.chunks(8)) {
+    // Each eight values are stored as one little-endian word at `8 * r` bits apart;
+    // a store's spare high bytes are overwritten by the next store.
+    let mut buf = [0u8; GROUP + 8];
+    for (j, ts) in t.chunks(8).enumerate() {
         let acc = ts.iter().enumerate().fold(0u64, |acc, (i, &v)| acc | (c.residual(v) as u64) << (r * i as u32));
-        let bytes = acc.to_le_bytes();
-        let used = resi_len(ts.len(), r).min(o.len());
-        o[..used].copy_from_slice(&bytes[..used]);
+        let at = j * r as usize;
+        buf[at..at + 8].copy_from_slice(&acc.to_le_bytes());
     }
+    let used = resi_len(t.len(), r).min(out.len());
+    out[..used].copy_from_slice(&buf[..used]);
 }

@@ -17,12 +17,12 @@
 //! chosen when it is no dearer and whenever the block holds an exact zero, which it keeps
 //! exactly; it keeps every sign too.
 
-use super::coding::{Coding, SIZE_ENTRY_BYTES};
+use super::coding::{Coding, GROUP, SIZE_ENTRY_BYTES};
 use super::scalar::{exponent_of, next_toward, Bits, SzxFloat};
 use super::stats::{block_stats, BlockStats};
 use super::tolerance::Tolerance;
 
-/// Independent accumulators of the verification pass.
+/// Independent accumulators of the error measurement.
 const LANES: usize = 8;
 
 /// What phase 1 decides for a block; phase 3 writes it.
@@ -53,18 +53,17 @@ pub fn plan_block<T: SzxFloat>(x: &[T], tol: &Tolerance<T>) -> BlockPlan<T> {
     use super::coding::state;
     let raw_len = T::BYTES * x.len();
     let st = block_stats(x);
-    if !st.finite() {
+    if !st.finite {
         return BlockPlan::fixed(state::RAW, raw_len);
     }
-    if T::from_bits(st.max_abs) <= tol.e {
+    if T::from_bits(st.max_abs()) <= tol.e {
         return BlockPlan::fixed(state::ZERO, 0);
     }
     // A block holding an exact zero is never constant (unless zero), so zeros stay zero.
-    if let Some(c) = constant(&st, tol).filter(|_| !st.has_zero()) {
+    if let Some(c) = constant(&st, tol).filter(|_| !st.has_zero) {
         return BlockPlan { state: state::CONST, value: c, size: T::BYTES as u32 };
     }
-    let coding = choose_coding(x, &st, tol);
-    let size = if coding.offset { coded_len::<T, true>(x, &coding) } else { coded_len::<T, false>(x, &coding) };
+    let (coding, size) = choose_coding(x, &st, tol);
     if size + SIZE_ENTRY_BYTES < raw_len {
         BlockPlan { state: coding.state(), value: coding.reference, size: size as u32 }
     } else {
@@ -90,17 +89,19 @@ fn constant<T: SzxFloat>(st: &BlockStats<T>, tol: &Tolerance<T>) -> Option<T> {
     ok(nudged).then_some(nudged)
 }
 
-/// The cheapest coding that provably or verifiably keeps every value within `E`.
-fn choose_coding<T: SzxFloat>(x: &[T], st: &BlockStats<T>, tol: &Tolerance<T>) -> Coding<T> {
-    let direct = Coding::new(false, tol.mantissa_bits(exponent_of::<T>(st.max_abs)), T::ZERO);
-    if st.has_zero() {
-        return direct;
+/// The cheapest coding that provably or verifiably keeps every value within `E`, and
+/// its payload length.
+fn choose_coding<T: SzxFloat>(x: &[T], st: &BlockStats<T>, tol: &Tolerance<T>) -> (Coding<T>, usize) {
+    let direct = Coding::new(false, tol.mantissa_bits(exponent_of::<T>(st.max_abs())), T::ZERO);
+    let direct_len = || (direct, measure::<T, false>(x, &direct).0);
+    if st.has_zero {
+        return direct_len();
     }
     let m = midpoint(st);
     // Every difference fl(x - m) lies between these two, rounding being monotonic.
     let spread = (st.max - m).abs().to_bits().max((m - st.min).abs().to_bits());
     if spread >= T::INF_BITS {
-        return direct;
+        return direct_len();
     }
     let k = tol.mantissa_bits(exponent_of::<T>(spread));
     for k in [k, k + 1] {
@@ -108,50 +109,41 @@ fn choose_coding<T: SzxFloat>(x: &[T], st: &BlockStats<T>, tol: &Tolerance<T>) -
             break;
         }
         let c = Coding::new(true, k, m);
-        if offset_holds(x, &c, tol) {
-            return c;
+        let (len, worst) = measure::<T, true>(x, &c);
+        // The rounded error decides unless it equals E; then decide exactly.
+        if worst < tol.e || (worst == tol.e && x.iter().all(|&v| tol.within(v, c.reconstruct::<true>(c.truncate::<true>(v))))) {
+            return (c, len);
         }
     }
-    direct
+    direct_len()
 }
 
-/// True if every value of `x` rebuilt from offset coding `c` lies within `E`.
-fn offset_holds<T: SzxFloat>(x: &[T], c: &Coding<T>, tol: &Tolerance<T>) -> bool {
-    let error = |v: T| (v - c.reconstruct::<true>(c.truncate::<true>(v))).abs();
+/// Payload bytes of `x` under coding `c` (`OFFSET == c.offset`) and, for offset coding,
+/// the largest rounded reconstruction error `|x - x'|`.
+fn measure<T: SzxFloat, const OFFSET: bool>(x: &[T], c: &Coding<T>) -> (usize, T) {
+    let mut t = [T::Bits::ZERO; GROUP];
+    let mut lead = [0u8; GROUP];
     let mut worst = [T::ZERO; LANES];
-    let chunks = x.chunks_exact(LANES);
-    let rest = chunks.remainder();
-    for ch in chunks {
-        for j in 0..LANES {
-            let e = error(ch[j]);
-            worst[j] = if e > worst[j] { e } else { worst[j] };
-        }
-    }
-    for (j, &v) in rest.iter().enumerate() {
-        let e = error(v);
-        worst[j] = if e > worst[j] { e } else { worst[j] };
-    }
-    let worst = worst.iter().fold(T::ZERO, |a, &b| if b > a { b } else { a });
-    if worst < tol.e {
-        true
-    } else if worst > tol.e {
-        false
-    } else {
-        // Some rounded error equals E: decide those exactly.
-        x.iter().all(|&v| tol.within(v, c.reconstruct::<true>(c.truncate::<true>(v))))
-    }
-}
-
-/// Payload bytes of `x` under coding `c` (`OFFSET == c.offset`).
-fn coded_len<T: SzxFloat, const OFFSET: bool>(x: &[T], c: &Coding<T>) -> usize {
     let mut prev = T::Bits::ZERO;
     let mut reused = 0u32;
-    for &v in x {
-        let t = c.truncate::<OFFSET>(v);
-        reused += c.lead(t ^ prev);
-        prev = t;
+    for xs in x.chunks(GROUP) {
+        let t = &mut t[..xs.len()];
+        let lead = &mut lead[..xs.len()];
+        c.truncate_all::<OFFSET>(xs, t);
+        c.leads(prev, t, lead);
+        prev = t.last().copied().unwrap_or(prev);
+        reused += lead.iter().map(|&l| l as u32).sum::<u32>();
+        if OFFSET {
+            for (vs, ts) in xs.chunks(LANES).zip(t.chunks(LANES)) {
+                for ((w, &v), &tv) in worst.iter_mut().zip(vs).zip(ts) {
+                    let e = (v - c.reconstruct::<true>(tv)).abs();
+                    *w = if e > *w { e } else { *w };
+                }
+            }
+        }
     }
-    c.fixed_len(x.len()) + x.len() * c.req_bytes as usize - reused as usize
+    let worst = worst.iter().fold(T::ZERO, |a, &b| if b > a { b } else { a });
+    (c.fixed_len(x.len()) + x.len() * c.req_bytes as usize - reused as usize, worst)
 }
 
 #[cfg(test)]
