@@ -3,14 +3,56 @@
 //! against the C SZx figures of `shared/reference-figures.md`.
 //!
 //! Run: `cargo bench -p codec-host --bench szx_throughput` (release profile). The
-//! environment variable `SZX_BENCH_REPS` sets the repetitions per timing (best is kept).
+//! environment variable `SZX_BENCH_REPS` sets the repetitions per timing (best is kept),
+//! `SZX_BENCH_DATA=smooth3d|grad16m` runs one data set only.
 
 use std::hint::black_box;
 use std::os::raw::{c_int, c_uint, c_void};
-use std::time::Instant;
 
 use codec_host::szx::{self, pipelined, ErrorBound, SzxOptions};
 use codec_host::{CpuExecutor, Shape};
+
+/// A clock: the calling thread's CPU time for single-threaded runs (other jobs on the
+/// shared machine preempt us; CPU time leaves that out), wall time for parallel runs.
+#[derive(Clone, Copy)]
+enum Clock {
+    ThreadCpu,
+    Wall,
+}
+
+impl Clock {
+    fn now(self) -> f64 {
+        #[repr(C)]
+        struct Timespec {
+            sec: i64,
+            nsec: i64,
+        }
+        extern "C" {
+            fn clock_gettime(clock: c_int, ts: *mut Timespec) -> c_int;
+        }
+        const CLOCK_MONOTONIC: c_int = 1;
+        const CLOCK_THREAD_CPUTIME_ID: c_int = 3;
+        let id = match self {
+            Clock::ThreadCpu => CLOCK_THREAD_CPUTIME_ID,
+            Clock::Wall => CLOCK_MONOTONIC,
+        };
+        let mut ts = Timespec { sec: 0, nsec: 0 };
+        // SAFETY: `ts` is a valid out-pointer for the call.
+        unsafe { clock_gettime(id, &mut ts) };
+        ts.sec as f64 + ts.nsec as f64 * 1e-9
+    }
+
+    /// Best of `reps` timings of `f`.
+    fn best(self, reps: usize, mut f: impl FnMut()) -> f64 {
+        (0..reps.max(1))
+            .map(|_| {
+                let t = self.now();
+                f();
+                self.now() - t
+            })
+            .fold(f64::MAX, f64::min)
+    }
+}
 
 /// The zfp 1.0 C API, as much as this benchmark uses.
 mod zfp_c {
@@ -63,20 +105,16 @@ mod zfp_c {
             let mut buf = vec![0u8; zfp_stream_maximum_size(zfp, fin)];
             let bs = stream_open(buf.as_mut_ptr() as *mut c_void, buf.len());
             zfp_stream_set_bit_stream(zfp, bs);
-            let (mut size, mut tc, mut td) = (0, f64::MAX, f64::MAX);
-            for _ in 0..reps {
+            let mut size = 0;
+            let tc = Clock::ThreadCpu.best(reps, || {
                 zfp_stream_rewind(zfp);
-                let t = Instant::now();
                 size = zfp_compress(zfp, fin);
-                tc = tc.min(t.elapsed().as_secs_f64());
-            }
+            });
             let fout = field(back.as_mut_ptr());
-            for _ in 0..reps {
+            let td = Clock::ThreadCpu.best(reps, || {
                 zfp_stream_rewind(zfp);
-                let t = Instant::now();
-                let _ = zfp_decompress(zfp, fout) as c_int;
-                td = td.min(t.elapsed().as_secs_f64());
-            }
+                zfp_decompress(zfp, fout);
+            });
             zfp_field_free(fout);
             zfp_field_free(fin);
             stream_close(bs);
@@ -114,11 +152,11 @@ fn mbps(bytes: usize, secs: f64) -> f64 {
 fn measure_szx(x: &[f32], e: f64, exec: &CpuExecutor, pipe: bool, reps: usize) -> Measured {
     let opts = SzxOptions::default();
     let shape = Shape::d1(x.len());
+    let clock = if exec.threads() == 1 { Clock::ThreadCpu } else { Clock::Wall };
     let max = if pipe { pipelined::max_compressed_len::<f32>(x.len(), &opts) } else { szx::max_compressed_len::<f32>(x.len(), &opts) };
     let mut buf = vec![0u8; max];
-    let (mut len, mut tc) = (0, f64::MAX);
-    for _ in 0..reps {
-        let t = Instant::now();
+    let mut len = 0;
+    let tc = clock.best(reps, || {
         len = if pipe {
             pipelined::compress_into(x, shape, ErrorBound::Abs(e), &opts, &mut buf, exec, |d, _| {
                 black_box(d);
@@ -127,15 +165,11 @@ fn measure_szx(x: &[f32], e: f64, exec: &CpuExecutor, pipe: bool, reps: usize) -
             szx::compress_into(x, shape, ErrorBound::Abs(e), &opts, &mut buf, exec)
         }
         .expect("compress");
-        tc = tc.min(t.elapsed().as_secs_f64());
-    }
+    });
     let mut back = vec![0f32; x.len()];
-    let mut td = f64::MAX;
-    for _ in 0..reps {
-        let t = Instant::now();
+    let td = clock.best(reps, || {
         szx::decompress_into(&buf[..len], &mut back, exec).expect("decompress");
-        td = td.min(t.elapsed().as_secs_f64());
-    }
+    });
     let max_err = x.iter().zip(&back).map(|(a, b)| (*a as f64 - *b as f64).abs()).fold(0.0, f64::max);
     let zeros_kept = x.iter().zip(&back).all(|(a, b)| *a != 0.0 || *b == 0.0);
     let bytes = x.len() * 4;
@@ -146,11 +180,23 @@ fn main() {
     let reps: usize = std::env::var("SZX_BENCH_REPS").ok().and_then(|v| v.parse().ok()).unwrap_or(5);
     let one = CpuExecutor::new(1).expect("executor");
     let all = CpuExecutor::new(0).expect("executor");
-    println!("SZx (ccoll) vs zfp C fixed accuracy (serial) and C SZx reference figures; best of {reps}; MB/s of uncompressed data; {} threads for 'all'.", all.threads());
+    println!(
+        "SZx (ccoll) vs zfp C fixed accuracy (serial) and C SZx reference figures; best of {reps}; MB/s of uncompressed data; \
+         single-thread runs (ours and zfp C) timed by the thread's CPU clock, 'all threads' ({}) by the wall clock.",
+        all.threads()
+    );
     println!("Decompression writes into a reused buffer (the reference's decompress column includes first-touch page faults; reused, it measured 670-780 MB/s on smooth3d).\n");
     println!("| data | E | E/range | mode | ratio | comp MB/s | decomp MB/s | max abs err | bound | zeros | zfp C ratio | zfp C comp | zfp C decomp | comp / zfp C | comp / ref | decomp / ref | ratio / ref |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
-    let sets: [(&str, Vec<f32>, Vec<usize>); 2] = [("smooth3d", datasets::smooth3d(), vec![256, 256, 256]), ("grad16m", datasets::grad16m(), vec![16 << 20])];
+    let only = std::env::var("SZX_BENCH_DATA").ok();
+    let wanted = |name: &str| only.as_deref().is_none_or(|o| o == name);
+    let mut sets: Vec<(&str, Vec<f32>, Vec<usize>)> = Vec::new();
+    if wanted("smooth3d") {
+        sets.push(("smooth3d", datasets::smooth3d(), vec![256, 256, 256]));
+    }
+    if wanted("grad16m") {
+        sets.push(("grad16m", datasets::grad16m(), vec![16 << 20]));
+    }
     let mut all_held = true;
     for (name, x, dims) in &sets {
         let (lo, hi) = datasets::value_range(x);

@@ -176,3 +176,24 @@ fn executor_threads_do_not_change_the_bytes() {
         assert!(b1.iter().zip(&b3).all(|(a, b)| a.to_bits() == b.to_bits()));
     }
 }
+
+/// Blocks of one sign whose smallest values are far below their midpoint, with bounds
+/// near the float spacing: the difference from the midpoint, its rounding to `k` bits
+/// and the reconstruction each round, and without the encoder's check on the rebuilt
+/// values some land just beyond `E` (this test fails if that check is removed).
+#[test]
+fn offset_coding_survives_triple_rounding() {
+    let mut r = common::Rng(2);
+    for _ in 0..4000 {
+        let b = 2f64.powi(r.below(20) as i32 - 10) * (1.0 + r.unit());
+        let a = b * r.unit() / 3.0;
+        // E a few units in the last place of b, a power of two (the tightest case).
+        let ulp_b = 2f64.powi(common::floor_log2(b) - 23);
+        let e = ulp_b * 2f64.powi(r.below(6) as i32);
+        let x: Vec<f32> = (0..16).map(|_| (a + (b - a) * r.unit()) as f32).collect();
+        assert_eq!(round_trip(&x, e, 16, None), Ok(()));
+        let ulp_b = 2f64.powi(common::floor_log2(b) - 52);
+        let x: Vec<f64> = (0..16).map(|_| a + (b - a) * r.unit()).collect();
+        assert_eq!(round_trip(&x, ulp_b * 2f64.powi(r.below(6) as i32), 16, None), Ok(()));
+    }
+}

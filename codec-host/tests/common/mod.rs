@@ -177,3 +177,8 @@ pub fn as_f32(v: f64) -> f64 {
 pub fn as_f64(v: f64) -> f64 {
     v
 }
+
+/// `floor(log2 v)` for a normal `v > 0`.
+pub fn floor_log2(v: f64) -> i32 {
+    ((v.to_bits() >> 52) & 0x7ff) as i32 - 1023
+}

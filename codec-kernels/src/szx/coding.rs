@@ -1,8 +1,8 @@
 //! Block states and the leading-byte reuse coding of one block.
 //!
 //! A coded block keeps, for every value `y` (the value itself, or its difference from
-//! the block's reference), the top `L = 1 + EXP_BITS + k` bits of `y`'s bit pattern:
-//! sign, exponent and `k` mantissa bits. Of those `L` bits the first `L / 8` whole bytes
+//! the block's reference), the top `L = 1 + EXP_BITS + k` bits of `y`'s bit pattern,
+//! rounded to nearest: sign, exponent and `k` mantissa bits. Of those `L` bits the first `L / 8` whole bytes
 //! go through SZx's leading-byte reuse: a 2-bit code per value says how many leading
 //! bytes (0 to 3) equal those of the previous value in the block, and only the others
 //! are stored. The remaining `L % 8` bits of every value go to a packed bit section.
@@ -114,6 +114,9 @@ pub struct Coding<T: SzxFloat> {
     pub resi_bits: u32,
     /// Mask of the `L` bits kept.
     pub mask: T::Bits,
+    /// Half a unit of the last bit kept (zero when nothing is dropped): added before
+    /// masking, it rounds magnitudes to nearest.
+    half: T::Bits,
     /// `lead(d) = sum of (d < thresholds[j])`: the leading zero bytes of `d`, capped at
     /// `min(3, req_bytes)` (a threshold of zero never counts).
     thresholds: [T::Bits; 3],
@@ -137,6 +140,7 @@ impl<T: SzxFloat> Coding<T> {
             req_bytes,
             resi_bits: keep % 8,
             mask: T::Bits::ALL << (width - keep),
+            half: if keep < width { T::Bits::ONE << (width - keep - 1) } else { T::Bits::ZERO },
             thresholds,
         }
     }
@@ -184,11 +188,20 @@ impl<T: SzxFloat> Coding<T> {
         self.reference_len() + codes_len(n) + resi_len(n, self.resi_bits)
     }
 
-    /// The kept bits of `v` (`OFFSET` must equal `self.offset`).
+    /// The kept bits of `v` (`OFFSET` must equal `self.offset`): its magnitude rounded
+    /// to nearest at `L` bits (a carry may raise the exponent), or cut off where
+    /// rounding would reach the exponent of infinity. The sign bit is never touched:
+    /// no carry out of a finite magnitude reaches it.
     #[inline(always)]
-    pub fn truncate<const OFFSET: bool>(&self, v: T) -> T::Bits {
+    pub fn quantize<const OFFSET: bool>(&self, v: T) -> T::Bits {
         let y = if OFFSET { v - self.reference } else { v };
-        y.to_bits() & self.mask
+        let b = y.to_bits();
+        let rounded = b.wrapping_add(self.half) & self.mask;
+        if rounded & T::ABS_MASK >= T::INF_BITS {
+            b & self.mask
+        } else {
+            rounded
+        }
     }
 
     /// The value the decoder rebuilds from kept bits `t`.
@@ -216,9 +229,9 @@ impl<T: SzxFloat> Coding<T> {
 
     /// The kept bits of every value of `xs` into `t` (same length).
     #[inline(always)]
-    pub fn truncate_all<const OFFSET: bool>(&self, xs: &[T], t: &mut [T::Bits]) {
+    pub fn quantize_all<const OFFSET: bool>(&self, xs: &[T], t: &mut [T::Bits]) {
         for (ti, &v) in t.iter_mut().zip(xs) {
-            *ti = self.truncate::<OFFSET>(v);
+            *ti = self.quantize::<OFFSET>(v);
         }
     }
 

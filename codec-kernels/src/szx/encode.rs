@@ -58,7 +58,7 @@ fn encode_coded<T: SzxFloat, const OFFSET: bool>(x: &[T], c: &Coding<T>, out: &m
     for (g, (xs, codes)) in x.chunks(GROUP).zip(codes.chunks_mut(GROUP / 4)).enumerate() {
         let t = &mut t[..xs.len()];
         let lead = &mut lead[..xs.len()];
-        c.truncate_all::<OFFSET>(xs, t);
+        c.quantize_all::<OFFSET>(xs, t);
         c.leads(prev, t, lead);
         prev = t.last().copied().unwrap_or(prev);
         for (&v, &l) in t.iter().zip(lead.iter()) {

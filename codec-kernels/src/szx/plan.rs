@@ -10,12 +10,14 @@
 //! 4. coded (see [`super::coding`]), directly or as differences from the midpoint, with
 //!    the fewest mantissa bits that keep the bound; raw if that would not be smaller.
 //!
-//! Direct coding only cuts mantissa bits, which provably moves a value by less than `E`
-//! (see [`Tolerance::mantissa_bits`]). Offset coding rounds twice (the difference and the
-//! reconstruction), so every reconstructed value is checked against the bound; if one
-//! fails, one more mantissa bit is tried, then direct coding. Direct coding is also
-//! chosen when it is no dearer and whenever the block holds an exact zero, which it keeps
-//! exactly; it keeps every sign too.
+//! Direct coding only rounds the mantissa of each value (cuts it, where rounding would
+//! overflow), which provably moves a value by at most `E` (see
+//! [`Tolerance::mantissa_bits`]). Offset coding rounds three times (the difference, its
+//! mantissa, the reconstruction), so every reconstructed value is checked against the
+//! bound, exactly where the rounded error equals `E`; if one fails, one more mantissa bit
+//! is tried, then direct coding. Direct coding is also chosen when it is no dearer and
+//! whenever the block holds an exact zero, which it keeps exactly; it keeps every sign
+//! too (a magnitude rounded to zero keeps its sign bit).
 
 use super::coding::{Coding, GROUP, SIZE_ENTRY_BYTES};
 use super::scalar::{exponent_of, next_toward, Bits, SzxFloat};
@@ -92,7 +94,11 @@ fn constant<T: SzxFloat>(st: &BlockStats<T>, tol: &Tolerance<T>) -> Option<T> {
 /// The cheapest coding that provably or verifiably keeps every value within `E`, and
 /// its payload length.
 fn choose_coding<T: SzxFloat>(x: &[T], st: &BlockStats<T>, tol: &Tolerance<T>) -> (Coding<T>, usize) {
-    let direct = Coding::new(false, tol.mantissa_bits(exponent_of::<T>(st.max_abs())), T::ZERO);
+    // In the top binade rounding may be refused (it would reach infinity), so keep the
+    // bits that cutting off needs.
+    let top = |bits: T::Bits| exponent_of::<T>(bits) == T::BIAS;
+    let max_abs = st.max_abs();
+    let direct = Coding::new(false, tol.mantissa_bits(exponent_of::<T>(max_abs), !top(max_abs)), T::ZERO);
     let direct_len = || (direct, measure::<T, false>(x, &direct).0);
     if st.has_zero {
         return direct_len();
@@ -100,10 +106,10 @@ fn choose_coding<T: SzxFloat>(x: &[T], st: &BlockStats<T>, tol: &Tolerance<T>) -
     let m = midpoint(st);
     // Every difference fl(x - m) lies between these two, rounding being monotonic.
     let spread = (st.max - m).abs().to_bits().max((m - st.min).abs().to_bits());
-    if spread >= T::INF_BITS {
+    if top(spread) || spread >= T::INF_BITS {
         return direct_len();
     }
-    let k = tol.mantissa_bits(exponent_of::<T>(spread));
+    let k = tol.mantissa_bits(exponent_of::<T>(spread), true);
     for k in [k, k + 1] {
         if k >= direct.mant_bits {
             break;
@@ -111,7 +117,7 @@ fn choose_coding<T: SzxFloat>(x: &[T], st: &BlockStats<T>, tol: &Tolerance<T>) -
         let c = Coding::new(true, k, m);
         let (len, worst) = measure::<T, true>(x, &c);
         // The rounded error decides unless it equals E; then decide exactly.
-        if worst < tol.e || (worst == tol.e && x.iter().all(|&v| tol.within(v, c.reconstruct::<true>(c.truncate::<true>(v))))) {
+        if worst < tol.e || (worst == tol.e && x.iter().all(|&v| tol.within(v, c.reconstruct::<true>(c.quantize::<true>(v))))) {
             return (c, len);
         }
     }
@@ -129,7 +135,7 @@ fn measure<T: SzxFloat, const OFFSET: bool>(x: &[T], c: &Coding<T>) -> (usize, T
     for xs in x.chunks(GROUP) {
         let t = &mut t[..xs.len()];
         let lead = &mut lead[..xs.len()];
-        c.truncate_all::<OFFSET>(xs, t);
+        c.quantize_all::<OFFSET>(xs, t);
         c.leads(prev, t, lead);
         prev = t.last().copied().unwrap_or(prev);
         reused += lead.iter().map(|&l| l as u32).sum::<u32>();
@@ -180,11 +186,11 @@ mod tests {
     fn blocks_with_zeros_code_directly_and_offsets_need_fewer_bits() {
         let x: [f32; 64] = core::array::from_fn(|i| if i % 7 == 0 { 0.0 } else { 1.0 + i as f32 / 64.0 });
         let p = plan(&x, 1e-3);
-        assert_eq!(BlockKind::parse::<f32>(p.state), Some(BlockKind::Coded { offset: false, mant_bits: 10 }));
+        assert_eq!(BlockKind::parse::<f32>(p.state), Some(BlockKind::Coded { offset: false, mant_bits: 9 }));
         let x: [f32; 64] = core::array::from_fn(|i| 1.0 + i as f32 / 64.0);
         let p = plan(&x, 1e-3);
-        // Differences within 0.5 (exponent -2) need 8 bits, the values themselves 10.
-        assert_eq!(BlockKind::parse::<f32>(p.state), Some(BlockKind::Coded { offset: true, mant_bits: 8 }));
+        // Rounded, differences within 0.5 (exponent -2) need 7 bits, the values themselves 9.
+        assert_eq!(BlockKind::parse::<f32>(p.state), Some(BlockKind::Coded { offset: true, mant_bits: 7 }));
     }
 
     #[test]

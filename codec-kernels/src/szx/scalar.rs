@@ -31,6 +31,8 @@ pub trait Bits:
     fn lz(self) -> u32;
     /// Zero-extends a `u32`.
     fn from_u32(v: u32) -> Self;
+    /// `self + o`, wrapping.
+    fn wrapping_add(self, o: Self) -> Self;
     /// `self + 1` and `self - 1`, wrapping.
     fn inc(self) -> Self;
     fn dec(self) -> Self;
@@ -146,6 +148,10 @@ macro_rules! bits_impl {
             #[inline(always)]
             fn from_u32(v: u32) -> Self {
                 v as $u
+            }
+            #[inline(always)]
+            fn wrapping_add(self, o: Self) -> Self {
+                <$u>::wrapping_add(self, o)
             }
             #[inline(always)]
             fn inc(self) -> Self {

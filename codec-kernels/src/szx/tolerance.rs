@@ -30,15 +30,17 @@ impl<T: SzxFloat> Tolerance<T> {
     }
 
     /// How many explicit mantissa bits a value of exponent at most `exp` must keep so
-    /// that cutting off the rest moves it by less than `E`.
+    /// that it moves by at most `E`: rounded to nearest at `k` bits (`rounded`), or cut
+    /// off there.
     ///
-    /// Zeroing the mantissa bits below the top `k` of a value `v` with exponent
-    /// `e <= exp` changes it by less than `2^(e - k) <= 2^(exp - k)`; with
-    /// `k = exp - floor(log2 E)` that is at most `2^floor(log2 E) <= E`. The whole budget
-    /// `E` is used, not `E / 2`.
+    /// A value `v` of exponent `e <= exp` rounded to `k` mantissa bits moves by at most
+    /// half a unit in its new last place, `2^(e - k - 1) <= 2^(exp - k - 1)`; with
+    /// `k = exp - floor(log2 E) - 1` that is at most `2^floor(log2 E) <= E`. Cut off
+    /// instead, it moves by less than a whole unit, `2^(e - k)`, and needs one bit more.
+    /// Either way the whole budget `E` is used, not `E / 2` as in the reference coder.
     #[inline]
-    pub fn mantissa_bits(&self, exp: i32) -> u32 {
-        (exp - self.e_exp).clamp(0, T::MANT_BITS as i32) as u32
+    pub fn mantissa_bits(&self, exp: i32, rounded: bool) -> u32 {
+        (exp - self.e_exp - rounded as i32).clamp(0, T::MANT_BITS as i32) as u32
     }
 
     /// True iff `|a - b| <= E` exactly, for finite `a` and `b`.
@@ -81,11 +83,13 @@ mod tests {
     fn mantissa_bits_use_the_whole_budget() {
         let t = Tolerance::<f32>::new(1e-3);
         assert_eq!(t.e_exp, -10);
-        // Values below 1 (exponent -1): 2^(-1 - 9) = 2^-10 <= 1e-3.
-        assert_eq!(t.mantissa_bits(-1), 9);
-        assert_eq!(t.mantissa_bits(-20), 0);
-        assert_eq!(t.mantissa_bits(100), 23);
-        assert_eq!(Tolerance::<f64>::new(0.0).mantissa_bits(-1074), 52);
+        // Values below 1 (exponent -1) cut at 9 bits move by less than 2^(-1 - 9) = 2^-10
+        // <= 1e-3; rounded at 8 bits, by at most 2^(-1 - 8 - 1).
+        assert_eq!(t.mantissa_bits(-1, false), 9);
+        assert_eq!(t.mantissa_bits(-1, true), 8);
+        assert_eq!(t.mantissa_bits(-20, true), 0);
+        assert_eq!(t.mantissa_bits(100, true), 23);
+        assert_eq!(Tolerance::<f64>::new(0.0).mantissa_bits(-1074, true), 52);
     }
 
     #[test]
