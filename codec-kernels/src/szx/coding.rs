@@ -99,6 +99,42 @@ pub const fn resi_len(n: usize, bits: u32) -> usize {
     (n * bits as usize).div_ceil(8)
 }
 
+/// One group of a coded block: kept patterns and leading-byte counts.
+pub struct Group<T: SzxFloat> {
+    /// Kept bit patterns (valid up to `len`).
+    pub t: [T::Bits; GROUP],
+    /// Leading-byte counts (zero past `len`).
+    pub lead: [u8; GROUP],
+    /// Values in the group.
+    pub len: usize,
+}
+
+impl<T: SzxFloat> Group<T> {
+    /// An empty group.
+    #[inline(always)]
+    pub fn new() -> Self {
+        Group { t: [T::Bits::ZERO; GROUP], lead: [0; GROUP], len: 0 }
+    }
+
+    /// The last kept pattern (the `prev` of the next group).
+    #[inline(always)]
+    pub fn last(&self) -> T::Bits {
+        self.t[self.len.saturating_sub(1)]
+    }
+
+    /// Sum of the leading-byte counts: the whole bytes the reuse saves.
+    #[inline(always)]
+    pub fn reused(&self) -> u32 {
+        self.lead.iter().map(|&l| l as u32).sum()
+    }
+}
+
+impl<T: SzxFloat> Default for Group<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// The parameters of a coded block.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Coding<T: SzxFloat> {
@@ -227,24 +263,31 @@ impl<T: SzxFloat> Coding<T> {
         (t >> (T::Bits::BITS - self.keep_bits())).low_u32() & ((1u32 << self.resi_bits) - 1)
     }
 
-    /// The kept bits of every value of `xs` into `t` (same length).
+    /// Quantizes one group `xs` (at most [`GROUP`] values) into `g`: kept patterns and
+    /// leading-byte counts, the first against `prev` (the last pattern before the group).
+    /// Counts past `xs.len()` are zero. The loops run over whole fixed-size arrays, so
+    /// they compile to vector code.
     #[inline(always)]
-    pub fn quantize_all<const OFFSET: bool>(&self, xs: &[T], t: &mut [T::Bits]) {
-        for (ti, &v) in t.iter_mut().zip(xs) {
-            *ti = self.quantize::<OFFSET>(v);
+    pub fn group<const OFFSET: bool>(&self, xs: &[T], prev: T::Bits, g: &mut Group<T>) {
+        let m = xs.len().min(GROUP);
+        match <&[T; GROUP]>::try_from(xs) {
+            Ok(full) => {
+                for i in 0..GROUP {
+                    g.t[i] = self.quantize::<OFFSET>(full[i]);
+                }
+            }
+            Err(_) => {
+                for (t, &v) in g.t.iter_mut().zip(xs) {
+                    *t = self.quantize::<OFFSET>(v);
+                }
+            }
         }
-    }
-
-    /// The leading-byte count of every kept pattern of `t` against its predecessor
-    /// (`prev` before the first) into `lead` (same length).
-    #[inline(always)]
-    pub fn leads(&self, prev: T::Bits, t: &[T::Bits], lead: &mut [u8]) {
-        if let (Some(l0), Some(&t0)) = (lead.first_mut(), t.first()) {
-            *l0 = self.lead(t0 ^ prev) as u8;
+        g.lead[0] = self.lead(g.t[0] ^ prev) as u8;
+        for i in 1..GROUP {
+            g.lead[i] = self.lead(g.t[i] ^ g.t[i - 1]) as u8;
         }
-        for ((l, &a), &b) in lead.iter_mut().skip(1).zip(t.iter().skip(1)).zip(t) {
-            *l = self.lead(a ^ b) as u8;
-        }
+        g.lead[m..].fill(0);
+        g.len = m;
     }
 
     /// Mask of the `lead` most significant bytes.

@@ -145,8 +145,9 @@ fn get_mid<T: SzxFloat>(payload: &[u8], pos: usize) -> T::Bits {
         Some(b) => T::Bits::load_be(b),
         None => {
             let mut buf = [0u8; 8];
-            let avail = payload.get(pos..).unwrap_or(&[]);
-            buf[..avail.len().min(T::BYTES)].copy_from_slice(&avail[..avail.len().min(T::BYTES)]);
+            for (i, d) in buf.iter_mut().enumerate().take(T::BYTES) {
+                *d = payload.get(pos + i).copied().unwrap_or(0);
+            }
             T::Bits::load_be(&buf)
         }
     }
@@ -156,18 +157,21 @@ fn get_mid<T: SzxFloat>(payload: &[u8], pos: usize) -> T::Bits {
 /// each shifted left by `shift` into its place in the kept pattern.
 #[inline(always)]
 fn unpack_residuals<B: Bits>(resi: &[u8], r: u32, shift: u32, out: &mut [B]) {
-    let mut buf = [0u8; GROUP + 8];
-    let avail = resi.len().min(resi_len(out.len(), r));
-    buf[..avail].copy_from_slice(&resi[..avail]);
     let mask = (1u64 << r) - 1;
     for (j, os) in out.chunks_mut(8).enumerate() {
-        let at = j * r as usize;
-        let mut word = [0u8; 8];
-        word.copy_from_slice(&buf[at..at + 8]);
-        let acc = u64::from_le_bytes(word);
+        let acc = load_le_u64(resi, j * r as usize);
         for (i, o) in os.iter_mut().enumerate() {
             *o = B::from_u32(((acc >> (r * i as u32)) & mask) as u32) << shift;
         }
+    }
+}
+
+/// The eight bytes at `at` as a little-endian word, zero past the end of `b`.
+#[inline(always)]
+fn load_le_u64(b: &[u8], at: usize) -> u64 {
+    match b.get(at..at + 8) {
+        Some(w) => u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]),
+        None => (0..8).fold(0u64, |acc, i| acc | (b.get(at + i).copied().unwrap_or(0) as u64) << (8 * i)),
     }
 }
 

@@ -1,6 +1,6 @@
 //! Phase 3 of the encoder: one block's payload, written into its own byte range.
 
-use super::coding::{codes_len, resi_len, BlockKind, Coding, GROUP};
+use super::coding::{codes_len, resi_len, BlockKind, Coding, Group, GROUP};
 use super::plan::BlockPlan;
 use super::scalar::{Bits, SzxFloat};
 
@@ -49,69 +49,65 @@ fn encode_coded<T: SzxFloat, const OFFSET: bool>(x: &[T], c: &Coding<T>, out: &m
     }
     let (head, tail) = out.split_at_mut(codes_at);
     let (codes, resi) = tail.split_at_mut(resi_at - codes_at);
-    let mid_end = head.len();
     let mut pos = c.reference_len();
-    let mut prev = T::Bits::ZERO;
-    let mut t = [T::Bits::ZERO; GROUP];
-    let mut lead = [0u8; GROUP];
+    let mut g = Group::new();
+    // A group's bytes are assembled here with whole-word stores, then copied out once.
+    let mut stage = [0u8; GROUP * 8 + 8];
     let r = c.resi_bits as usize;
-    for (g, (xs, codes)) in x.chunks(GROUP).zip(codes.chunks_mut(GROUP / 4)).enumerate() {
-        let t = &mut t[..xs.len()];
-        let lead = &mut lead[..xs.len()];
-        c.quantize_all::<OFFSET>(xs, t);
-        c.leads(prev, t, lead);
-        prev = t.last().copied().unwrap_or(prev);
-        for (&v, &l) in t.iter().zip(lead.iter()) {
-            pos = put_mid::<T>(head, pos, mid_end, v, l as u32, c.req_bytes);
+    for (i, (xs, codes)) in x.chunks(GROUP).zip(codes.chunks_mut(GROUP / 4)).enumerate() {
+        c.group::<OFFSET>(xs, g.last(), &mut g);
+        let len = stage_mid::<T>(c, &g, &mut stage);
+        match head.get_mut(pos..pos + len) {
+            Some(dst) => dst.copy_from_slice(&stage[..len]),
+            None => return false,
         }
-        pack_codes(lead, codes);
-        if let Some(resi) = resi.get_mut(g * GROUP * r / 8..).filter(|_| r > 0) {
-            pack_residuals(c, t, resi);
+        pos += len;
+        pack_codes(&g.lead, codes);
+        if let Some(resi) = resi.get_mut(i * GROUP * r / 8..).filter(|_| r > 0) {
+            let len = pack_residuals(c, &g, &mut stage);
+            let len = len.min(resi.len());
+            resi[..len].copy_from_slice(&stage[..len]);
         }
     }
-    pos == mid_end
+    pos == head.len()
 }
 
-/// Stores the bytes `lead..req_bytes` of `t` at `pos` and returns the next position.
-/// Writes a whole `W`-byte word where it fits before `mid_end` (the extra bytes are
-/// overwritten by the next value), else only the bytes that belong.
+/// The mid bytes of a group (bytes `lead..req_bytes` of each kept pattern, most
+/// significant first), assembled in `stage` with a whole-word store per value whose
+/// spare bytes the next value overwrites; returns their length.
 #[inline(always)]
-fn put_mid<T: SzxFloat>(out: &mut [u8], pos: usize, mid_end: usize, t: T::Bits, lead: u32, req_bytes: u32) -> usize {
-    let n = (req_bytes - lead) as usize;
-    let word = t << (8 * lead);
-    if pos + T::BYTES <= mid_end {
-        word.store_be(&mut out[pos..]);
-    } else {
-        let mut buf = [0u8; 8];
-        word.store_be(&mut buf);
-        if let (Some(dst), Some(src)) = (out.get_mut(pos..pos + n), buf.get(..n)) {
-            dst.copy_from_slice(src);
+fn stage_mid<T: SzxFloat>(c: &Coding<T>, g: &Group<T>, stage: &mut [u8; GROUP * 8 + 8]) -> usize {
+    let mut at = 0usize;
+    for (&t, &lead) in g.t[..g.len].iter().zip(&g.lead) {
+        if let Some(dst) = stage.get_mut(at..at + T::BYTES) {
+            (t << (8 * lead as u32)).store_be(dst);
         }
+        at += (c.req_bytes - lead as u32) as usize;
     }
-    pos + n
+    at
 }
 
 /// Four 2-bit codes per byte, the first value in the low bits.
 #[inline(always)]
-fn pack_codes(lead: &[u8], out: &mut [u8]) {
-    for (o, l) in out.iter_mut().zip(lead.chunks(4)) {
-        *o = l.iter().enumerate().fold(0u8, |acc, (i, &v)| acc | v << (2 * i));
+fn pack_codes(lead: &[u8; GROUP], out: &mut [u8]) {
+    let mut packed = [0u8; GROUP / 4];
+    for (j, p) in packed.iter_mut().enumerate() {
+        *p = lead[4 * j] | lead[4 * j + 1] << 2 | lead[4 * j + 2] << 4 | lead[4 * j + 3] << 6;
     }
+    let n = out.len().min(GROUP / 4);
+    out[..n].copy_from_slice(&packed[..n]);
 }
 
-/// The residual bits of the values of one group, `t`, packed least significant first
-/// into `out`: eight values take exactly `resi_bits` bytes.
+/// The residual bits of a group packed least significant first into `stage`, eight
+/// values in exactly `resi_bits` bytes (each eight stored as one word whose spare bytes
+/// the next word overwrites); returns their length.
 #[inline(always)]
-fn pack_residuals<T: SzxFloat>(c: &Coding<T>, t: &[T::Bits], out: &mut [u8]) {
+fn pack_residuals<T: SzxFloat>(c: &Coding<T>, g: &Group<T>, stage: &mut [u8; GROUP * 8 + 8]) -> usize {
     let r = c.resi_bits;
-    // Each eight values are stored as one little-endian word at `8 * r` bits apart;
-    // a store's spare high bytes are overwritten by the next store.
-    let mut buf = [0u8; GROUP + 8];
-    for (j, ts) in t.chunks(8).enumerate() {
+    for (j, ts) in g.t[..g.len].chunks(8).enumerate() {
         let acc = ts.iter().enumerate().fold(0u64, |acc, (i, &v)| acc | (c.residual(v) as u64) << (r * i as u32));
         let at = j * r as usize;
-        buf[at..at + 8].copy_from_slice(&acc.to_le_bytes());
+        stage[at..at + 8].copy_from_slice(&acc.to_le_bytes());
     }
-    let used = resi_len(t.len(), r).min(out.len());
-    out[..used].copy_from_slice(&buf[..used]);
+    resi_len(g.len, r)
 }

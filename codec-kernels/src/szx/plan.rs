@@ -19,7 +19,7 @@
 //! whenever the block holds an exact zero, which it keeps exactly; it keeps every sign
 //! too (a magnitude rounded to zero keeps its sign bit).
 
-use super::coding::{Coding, GROUP, SIZE_ENTRY_BYTES};
+use super::coding::{Coding, Group, GROUP, SIZE_ENTRY_BYTES};
 use super::scalar::{exponent_of, next_toward, Bits, SzxFloat};
 use super::stats::{block_stats, BlockStats};
 use super::tolerance::Tolerance;
@@ -127,28 +127,21 @@ fn choose_coding<T: SzxFloat>(x: &[T], st: &BlockStats<T>, tol: &Tolerance<T>) -
 /// Payload bytes of `x` under coding `c` (`OFFSET == c.offset`) and, for offset coding,
 /// the largest rounded reconstruction error `|x - x'|`.
 fn measure<T: SzxFloat, const OFFSET: bool>(x: &[T], c: &Coding<T>) -> (usize, T) {
-    let mut t = [T::Bits::ZERO; GROUP];
-    let mut lead = [0u8; GROUP];
+    let mut g = Group::new();
     let mut worst = [T::ZERO; LANES];
-    let mut prev = T::Bits::ZERO;
     let mut reused = 0u32;
     for xs in x.chunks(GROUP) {
-        let t = &mut t[..xs.len()];
-        let lead = &mut lead[..xs.len()];
-        c.quantize_all::<OFFSET>(xs, t);
-        c.leads(prev, t, lead);
-        prev = t.last().copied().unwrap_or(prev);
-        reused += lead.iter().map(|&l| l as u32).sum::<u32>();
+        c.group::<OFFSET>(xs, g.last(), &mut g);
+        reused += g.reused();
         if OFFSET {
-            for (vs, ts) in xs.chunks(LANES).zip(t.chunks(LANES)) {
+            for (vs, ts) in xs.chunks(LANES).zip(g.t.chunks(LANES)) {
                 for ((w, &v), &tv) in worst.iter_mut().zip(vs).zip(ts) {
-                    let e = (v - c.reconstruct::<true>(tv)).abs();
-                    *w = if e > *w { e } else { *w };
+                    *w = w.fmax((v - c.reconstruct::<true>(tv)).abs());
                 }
             }
         }
     }
-    let worst = worst.iter().fold(T::ZERO, |a, &b| if b > a { b } else { a });
+    let worst = worst.iter().fold(T::ZERO, |a, &b| a.fmax(b));
     (c.fixed_len(x.len()) + x.len() * c.req_bytes as usize - reused as usize, worst)
 }
 

@@ -84,6 +84,11 @@ pub trait SzxFloat:
     /// [`SzxFloat::MAX`], so a bound given in f64 is never loosened by the conversion.
     fn from_f64_down(v: f64) -> Self;
 
+    /// The smaller and the larger of two values (either, if one is NaN); these map to
+    /// vector min/max instructions.
+    fn fmin(self, o: Self) -> Self;
+    fn fmax(self, o: Self) -> Self;
+
     /// `|self|`, by clearing the sign bit (exact, also for NaN and zero).
     #[inline(always)]
     fn abs(self) -> Self {
@@ -212,6 +217,14 @@ macro_rules! float_impl {
             #[inline]
             fn from_f64_down(v: f64) -> Self {
                 $from_f64_down(v)
+            }
+            #[inline(always)]
+            fn fmin(self, o: Self) -> Self {
+                <$f>::min(self, o)
+            }
+            #[inline(always)]
+            fn fmax(self, o: Self) -> Self {
+                <$f>::max(self, o)
             }
         }
     };

@@ -34,27 +34,35 @@ pub fn block_stats<T: SzxFloat>(x: &[T]) -> BlockStats<T> {
     // Per lane: an exponent field of all ones (NaN, infinity) seen; a zero magnitude seen.
     let mut special = [T::Bits::ZERO; LANES];
     let mut zero = [T::Bits::ZERO; LANES];
-    let mut lane = |j: usize, v: T| {
-        mn[j] = if v < mn[j] { v } else { mn[j] };
-        mx[j] = if v > mx[j] { v } else { mx[j] };
+    let chunks = x.chunks_exact(LANES);
+    let rest = chunks.remainder();
+    // Separate loops per accumulator vectorise best.
+    for c in chunks {
+        let Ok(c) = <&[T; LANES]>::try_from(c) else { continue };
+        for j in 0..LANES {
+            mn[j] = mn[j].fmin(c[j]);
+        }
+        for j in 0..LANES {
+            mx[j] = mx[j].fmax(c[j]);
+        }
+        for j in 0..LANES {
+            let b = c[j].to_bits();
+            special[j] = special[j] | if b & T::INF_BITS == T::INF_BITS { T::Bits::ONE } else { T::Bits::ZERO };
+            zero[j] = zero[j] | if b & T::ABS_MASK == T::Bits::ZERO { T::Bits::ONE } else { T::Bits::ZERO };
+        }
+    }
+    // The tail, folded into the first lanes.
+    for (j, &v) in rest.iter().enumerate() {
+        mn[j] = mn[j].fmin(v);
+        mx[j] = mx[j].fmax(v);
         let b = v.to_bits();
         special[j] = special[j] | if b & T::INF_BITS == T::INF_BITS { T::Bits::ONE } else { T::Bits::ZERO };
         zero[j] = zero[j] | if b & T::ABS_MASK == T::Bits::ZERO { T::Bits::ONE } else { T::Bits::ZERO };
-    };
-    let chunks = x.chunks_exact(LANES);
-    let rest = chunks.remainder();
-    for c in chunks {
-        for (j, &v) in c.iter().enumerate() {
-            lane(j, v);
-        }
-    }
-    for (j, &v) in rest.iter().enumerate() {
-        lane(j, v);
     }
     let mut s = BlockStats { min: mn[0], max: mx[0], finite: true, has_zero: false };
     for j in 0..LANES {
-        s.min = if mn[j] < s.min { mn[j] } else { s.min };
-        s.max = if mx[j] > s.max { mx[j] } else { s.max };
+        s.min = s.min.fmin(mn[j]);
+        s.max = s.max.fmax(mx[j]);
         s.finite &= special[j] == T::Bits::ZERO;
         s.has_zero |= zero[j] != T::Bits::ZERO;
     }
