@@ -112,27 +112,44 @@ fn decode_coded<T: SzxFloat, const OFFSET: bool>(c: &Coding<T>, payload: &[u8], 
     let mut t = [T::Bits::ZERO; GROUP];
     let mut lead = [0u8; GROUP];
     for (g, (outs, codes)) in out.chunks_mut(GROUP).zip(codes.chunks(GROUP / 4)).enumerate() {
-        let t = &mut t[..outs.len()];
-        let lead = &mut lead[..outs.len()];
-        for (l4, &b) in lead.chunks_mut(4).zip(codes) {
-            for (i, l) in l4.iter_mut().enumerate() {
-                *l = (b >> (2 * i)) & 3;
-            }
+        unpack_codes(codes, &mut lead);
+        // The residual bits first; the whole bytes are merged in below.
+        match resi.get(g * GROUP * r / 8..).filter(|_| r > 0) {
+            Some(resi) => unpack_residuals(resi, c.resi_bits, resi_shift, &mut t),
+            None => t.fill(T::Bits::ZERO),
         }
-        // The residual bits first, in place; the whole bytes are merged in below.
-        t.fill(T::Bits::ZERO);
-        if let Some(resi) = resi.get(g * GROUP * r / 8..).filter(|_| r > 0) {
-            unpack_residuals(resi, c.resi_bits, resi_shift, t);
-        }
-        for (v, &l) in t.iter_mut().zip(lead.iter()) {
+        for (v, &l) in t[..outs.len()].iter_mut().zip(&lead) {
             let l = l as usize & 3;
             let word = get_mid::<T>(payload, pos);
             *v = *v | (prev & keep[l]) | ((word >> (8 * l as u32)) & fresh[l]);
             pos += advance[l];
             prev = *v;
         }
-        for (o, &v) in outs.iter_mut().zip(t.iter()) {
-            *o = c.reconstruct::<OFFSET>(v);
+        match <&mut [T; GROUP]>::try_from(&mut *outs) {
+            Ok(full) => {
+                for i in 0..GROUP {
+                    full[i] = c.reconstruct::<OFFSET>(t[i]);
+                }
+            }
+            Err(_) => {
+                for (o, &v) in outs.iter_mut().zip(&t) {
+                    *o = c.reconstruct::<OFFSET>(v);
+                }
+            }
+        }
+    }
+}
+
+/// The 2-bit codes of one group (missing bytes read as zero).
+#[inline(always)]
+fn unpack_codes(codes: &[u8], lead: &mut [u8; GROUP]) {
+    let mut bytes = [0u8; GROUP / 4];
+    for (d, &b) in bytes.iter_mut().zip(codes) {
+        *d = b;
+    }
+    for j in 0..GROUP / 4 {
+        for i in 0..4 {
+            lead[4 * j + i] = (bytes[j] >> (2 * i)) & 3;
         }
     }
 }
@@ -156,12 +173,12 @@ fn get_mid<T: SzxFloat>(payload: &[u8], pos: usize) -> T::Bits {
 /// Unpacks the residuals of one group, `r` bits each (eight take exactly `r` bytes),
 /// each shifted left by `shift` into its place in the kept pattern.
 #[inline(always)]
-fn unpack_residuals<B: Bits>(resi: &[u8], r: u32, shift: u32, out: &mut [B]) {
+fn unpack_residuals<B: Bits>(resi: &[u8], r: u32, shift: u32, out: &mut [B; GROUP]) {
     let mask = (1u64 << r) - 1;
-    for (j, os) in out.chunks_mut(8).enumerate() {
+    for j in 0..GROUP / 8 {
         let acc = load_le_u64(resi, j * r as usize);
-        for (i, o) in os.iter_mut().enumerate() {
-            *o = B::from_u32(((acc >> (r * i as u32)) & mask) as u32) << shift;
+        for i in 0..8 {
+            out[8 * j + i] = B::from_u32(((acc >> (r * i as u32)) & mask) as u32) << shift;
         }
     }
 }
