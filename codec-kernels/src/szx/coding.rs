@@ -272,8 +272,8 @@ impl<T: SzxFloat> Coding<T> {
         let m = xs.len().min(GROUP);
         match <&[T; GROUP]>::try_from(xs) {
             Ok(full) => {
-                for i in 0..GROUP {
-                    g.t[i] = self.quantize::<OFFSET>(full[i]);
+                for (t, &v) in g.t.iter_mut().zip(full) {
+                    *t = self.quantize::<OFFSET>(v);
                 }
             }
             Err(_) => {

@@ -20,7 +20,7 @@
 //! too (a magnitude rounded to zero keeps its sign bit).
 
 use super::coding::{Coding, Group, GROUP, SIZE_ENTRY_BYTES};
-use super::scalar::{exponent_of, next_toward, Bits, SzxFloat};
+use super::scalar::{exponent_of, next_toward, SzxFloat};
 use super::stats::{block_stats, BlockStats};
 use super::tolerance::Tolerance;
 
