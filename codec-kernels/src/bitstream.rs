@@ -97,16 +97,14 @@ impl<S: WordSink> BitWriter<S> {
     /// Appends the `n` low bits of `value` (`n <= 64`), bit 0 first.
     #[inline(always)]
     pub fn write_bits(&mut self, value: u64, n: u32) {
-        if n == 0 {
-            return;
-        }
         let value = value & low_mask(n);
         self.buf |= value << self.bits;
         let total = self.bits + n;
         if total >= 64 {
             let done = self.buf;
-            // Bits of `value` that did not fit above the old pending bits.
-            self.buf = if self.bits == 0 { 0 } else { value >> (64 - self.bits) };
+            // Bits of `value` that did not fit above the old pending bits (none if
+            // there were no pending bits: the two shifts then make 64).
+            self.buf = (value >> 1) >> (63 - self.bits);
             self.bits = total - 64;
             self.put(done);
         } else {

@@ -44,13 +44,19 @@ impl Field {
         b[0] * b[1] * b[2]
     }
 
-    /// Array coordinates of the first value of block `b`.
+    /// Array coordinates of the first value of block `b` of a field cut into blocks of
+    /// `D` (which spares the divisions along axes that `D` does not have).
     #[inline(always)]
-    pub fn block_origin(&self, b: usize) -> [usize; 3] {
+    pub fn block_origin<D: Dims>(&self, b: usize) -> [usize; 3] {
         let nb = self.blocks();
-        let bx = b % nb[0];
-        let rest = b / nb[0];
-        [4 * bx, 4 * (rest % nb[1]), 4 * (rest / nb[1])]
+        match D::D {
+            1 => [4 * b, 0, 0],
+            2 => [4 * (b % nb[0]), 4 * (b / nb[0]), 0],
+            _ => {
+                let rest = b / nb[0];
+                [4 * (b % nb[0]), 4 * (rest % nb[1]), 4 * (rest / nb[1])]
+            }
+        }
     }
 
     /// Index of the value at `c`.
@@ -92,7 +98,7 @@ fn pad<E: Copy>(p: &mut [E], b: usize, n: usize, s: usize) {
 /// does. `None` if `data` is shorter than the field.
 #[inline(always)]
 pub fn gather<S: Scalar, D: Dims>(data: &[S], f: &Field, b: usize) -> Option<D::Block<S>> {
-    let origin = f.block_origin(b);
+    let origin = f.block_origin::<D>(b);
     let base = f.index(origin);
     let valid = f.valid(origin);
     let mut block = D::splat(S::ZERO);
@@ -130,7 +136,7 @@ pub fn gather<S: Scalar, D: Dims>(data: &[S], f: &Field, b: usize) -> Option<D::
 /// index `out_start` on. Returns false (writing nothing more) if `out` is too short.
 #[inline(always)]
 pub fn scatter<S: Scalar, D: Dims>(block: &D::Block<S>, out: &mut [S], out_start: usize, f: &Field, b: usize) -> bool {
-    let origin = f.block_origin(b);
+    let origin = f.block_origin::<D>(b);
     let Some(base) = f.index(origin).checked_sub(out_start) else { return false };
     let valid = f.valid(origin);
     let p = block.as_ref();
@@ -158,10 +164,12 @@ mod tests {
         let f = Field::new([9, 5, 6]);
         assert_eq!(f.blocks(), [3, 2, 2]);
         assert_eq!(f.block_count(), 12);
-        assert_eq!(f.block_origin(0), [0, 0, 0]);
-        assert_eq!(f.block_origin(2), [8, 0, 0]);
-        assert_eq!(f.block_origin(3), [0, 4, 0]);
-        assert_eq!(f.block_origin(7), [4, 0, 4]);
+        assert_eq!(f.block_origin::<D3>(0), [0, 0, 0]);
+        assert_eq!(f.block_origin::<D3>(2), [8, 0, 0]);
+        assert_eq!(f.block_origin::<D3>(3), [0, 4, 0]);
+        assert_eq!(f.block_origin::<D3>(7), [4, 0, 4]);
+        assert_eq!(Field::new([9, 5, 1]).block_origin::<D2>(5), [8, 4, 0]);
+        assert_eq!(Field::new([9, 1, 1]).block_origin::<D1>(2), [8, 0, 0]);
     }
 
     #[test]

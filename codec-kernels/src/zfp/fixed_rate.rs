@@ -41,13 +41,16 @@ impl FixedRate {
 /// value (that block's bits are then left zero).
 pub fn encode_fixed_rate_body<S: Scalar, D: Dims>(g: Grid, data: &[S], layout: &FixedRate, out: &[AtomicU64]) -> bool {
     let mut ok = true;
-    for b in g.stride_iter(layout.field.block_count()) {
+    let nblocks = layout.field.block_count();
+    let mut b = g.global_index();
+    while b < nblocks {
         let Some(block) = gather::<S, D>(data, &layout.field, b) else {
             return false;
         };
         let mut w = BitWriter::new(out, layout.block_offset(b));
         ok &= encode_block::<S, D, _>(&mut w, &layout.params, &block).is_some();
         w.flush();
+        b += g.global_count();
     }
     ok
 }

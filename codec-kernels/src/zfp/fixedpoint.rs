@@ -2,17 +2,12 @@
 //! block's largest exponent, and back.
 
 use super::dims::Dims;
-use super::scalar::{BlockInt, Scalar};
+use super::scalar::Scalar;
 
 /// zfp's common exponent of a block, or `None` if the block holds an infinity or NaN.
 #[inline(always)]
 pub fn block_exponent<S: Scalar, D: Dims>(block: &D::Block<S>) -> Option<i32> {
-    let max = block.as_ref().iter().fold(0u64, |m, &v| m.max(v.abs_bits()));
-    if S::abs_bits_non_finite(max) {
-        None
-    } else {
-        Some(S::exponent_of_abs_bits(max))
-    }
+    S::block_exponent(block.as_ref())
 }
 
 /// Number of bit planes a block gets: `min(maxprec, max(0, emax - minexp + 2(d+1)))`.
@@ -23,31 +18,19 @@ pub fn precision(emax: i32, maxprec: u32, minexp: i32, dims: usize) -> u32 {
     p.clamp(0, maxprec as i64) as u32
 }
 
-/// Values times `2^(PBITS - 2 - emax)`, truncated toward zero.
-///
-/// When the scale overflows (block maximum below about 2^-98 for f32 or 2^-962 for f64,
-/// zfp issue #119), the C code converts infinities and NaNs to integers, which x86 turns
-/// into `Int::MIN` for every value; this reproduces that stream.
+/// Values times `2^(PBITS - 2 - emax)`, truncated toward zero ([`Scalar::quantize`]).
 #[inline(always)]
 pub fn fwd_cast<S: Scalar, D: Dims>(block: &D::Block<S>, emax: i32) -> D::Block<S::Int> {
-    let scale = S::pow2(S::PBITS as i32 - 2 - emax);
-    let mut out = D::splat(<S::Int as BlockInt>::MIN);
-    if scale.finite() {
-        for (q, &v) in out.as_mut().iter_mut().zip(block.as_ref()) {
-            *q = v.quantize(scale);
-        }
-    }
+    let mut out = D::splat(<S::Int as Default>::default());
+    S::quantize(block.as_ref(), emax, out.as_mut());
     out
 }
 
-/// Integers times `2^(emax - (PBITS - 2))`, rounded as C converts and multiplies.
+/// Integers times `2^(emax - (PBITS - 2))` ([`Scalar::dequantize`]).
 #[inline(always)]
 pub fn inv_cast<S: Scalar, D: Dims>(block: &D::Block<S::Int>, emax: i32) -> D::Block<S> {
-    let scale = S::pow2(emax - (S::PBITS as i32 - 2));
     let mut out = D::splat(S::ZERO);
-    for (v, &q) in out.as_mut().iter_mut().zip(block.as_ref()) {
-        *v = S::dequantize(q, scale);
-    }
+    S::dequantize(block.as_ref(), emax, out.as_mut());
     out
 }
 

@@ -134,13 +134,64 @@ fn kmin<U: Coefficient>(maxprec: u32) -> u32 {
     U::BITS.saturating_sub(maxprec)
 }
 
+/// Most bits one plane can take with `n` coefficients already significant: `n` verbatim
+/// bits, then per newly significant coefficient a group bit and its unary position
+/// (at most two bits per coefficient left), then a final group bit.
+#[inline(always)]
+fn plane_bound(size: u32, n: u32) -> u32 {
+    2 * size - n + 1
+}
+
+/// Bits of one plane gathered in a register before they go to the writer.
+struct Pending {
+    bits: u64,
+    len: u32,
+    /// Bits already handed to the writer.
+    written: u32,
+}
+
+impl Pending {
+    /// Appends the `clen` low bits of `code` (`code < 2^clen`, `clen <= 64`).
+    #[inline(always)]
+    fn push<W: WordSink>(&mut self, w: &mut BitWriter<W>, code: u64, clen: u32) {
+        if self.len + clen > 64 {
+            w.write_bits(self.bits, self.len);
+            self.written += self.len;
+            (self.bits, self.len) = (0, 0);
+        }
+        self.bits |= code << self.len;
+        self.len += clen;
+    }
+
+    /// Writes what is left; returns all bits written for the plane.
+    #[inline(always)]
+    fn flush<W: WordSink>(self, w: &mut BitWriter<W>) -> u32 {
+        w.write_bits(self.bits, self.len);
+        self.written + self.len
+    }
+}
+
+/// Group-test code for a newly significant coefficient `tz` positions past `n`: the
+/// group bit 1, `tz` zeros, then the coefficient's 1, which is implied (not written)
+/// for the last coefficient. Returns the code and its length.
+#[inline(always)]
+fn group_code(n: u32, tz: u32, size: u32) -> (u64, u32) {
+    if n + tz == size - 1 {
+        (1, tz + 1)
+    } else {
+        (1 | 2 << tz, tz + 2)
+    }
+}
+
 /// Codes the planes of `coef` from the top down to `W - maxprec`, spending at most
 /// `maxbits` bits, and returns the bits written.
 ///
 /// Per plane: the bits of the `n` coefficients already significant go out verbatim;
 /// then group tests: a 1 says another coefficient becomes significant in this plane,
 /// followed by its position in unary (zeros, then a 1 that is implied for the last
-/// coefficient); a 0 ends the plane.
+/// coefficient); a 0 ends the plane. zfp writes this bit by bit and stops wherever the
+/// budget runs out; a plane that certainly fits is assembled in a register here and
+/// written at once, and only the last, cut-off planes take the careful path.
 #[inline(always)]
 pub fn encode_ints<U: Coefficient, D: Dims, W: WordSink>(
     w: &mut BitWriter<W>,
@@ -155,6 +206,26 @@ pub fn encode_ints<U: Coefficient, D: Dims, W: WordSink>(
     let mut bits = maxbits;
     let mut n = 0u32;
     let mut k = U::BITS;
+    while bits >= plane_bound(size, n) && k > kmin {
+        k -= 1;
+        let x = plane::<U, D>(rows, k);
+        // Verbatim bits first, then the group codes; flushed whenever 64 bits are full.
+        let mut acc = Pending { bits: x & low_mask(n), len: n, written: 0 };
+        let mut rest = shr(x, n);
+        while n < size {
+            if rest == 0 {
+                acc.push(w, 0, 1);
+                break;
+            }
+            let tz = rest.trailing_zeros();
+            let (code, clen) = group_code(n, tz, size);
+            acc.push(w, code, clen);
+            n += tz + 1;
+            rest = shr(rest >> tz, 1);
+        }
+        bits -= acc.flush(w);
+    }
+    // The careful path: every bit checked against the budget.
     while bits > 0 && k > kmin {
         k -= 1;
         let mut x = plane::<U, D>(rows, k);
@@ -168,9 +239,8 @@ pub fn encode_ints<U: Coefficient, D: Dims, W: WordSink>(
                 bits -= 1;
                 break;
             }
-            // Group bit 1, `tz` zeros, then the 1 itself unless it is the last coefficient.
             let tz = x.trailing_zeros();
-            let (code, len) = if n + tz == size - 1 { (1u64, tz + 1) } else { (1 | 2u64 << tz, tz + 2) };
+            let (code, len) = group_code(n, tz, size);
             if len >= bits {
                 w.write_bits(code, bits);
                 bits = 0;
@@ -195,6 +265,38 @@ pub fn decode_ints<U: Coefficient, D: Dims>(r: &mut BitReader<'_>, maxbits: u32,
     let mut bits = maxbits;
     let mut n = 0u32;
     let mut k = U::BITS;
+    // Planes that certainly fit the budget: the group tests are decoded from a 64-bit
+    // window (one group needs at most 1 + 63 bits), consumed once per window.
+    while bits >= plane_bound(size, n) && k > kmin {
+        k -= 1;
+        let mut x = r.read_bits(n);
+        bits -= n;
+        let mut window = r.peek_bits(64);
+        let mut used = 0u32;
+        while n < size {
+            let lim = size - 1 - n;
+            if used + 1 + lim > 64 {
+                r.read_bits(used);
+                bits -= used;
+                window = r.peek_bits(64);
+                used = 0;
+            }
+            let v = window >> used;
+            used += 1;
+            if v & 1 == 0 {
+                break;
+            }
+            let tz = shr(v, 1).trailing_zeros().min(lim);
+            used += if tz < lim { tz + 1 } else { lim };
+            n += tz;
+            x |= 1 << n;
+            n += 1;
+        }
+        r.read_bits(used);
+        bits -= used;
+        set_plane::<U, D>(rows.as_mut(), k, x);
+    }
+    // The careful path, bit for bit against the budget.
     while bits > 0 && k > kmin {
         k -= 1;
         let m = n.min(bits);

@@ -38,6 +38,10 @@ pub trait Coefficient: Copy + Default + PartialEq + core::fmt::Debug {
 }
 
 /// A floating-point type zfp codes.
+///
+/// The per-value loops of block-floating-point conversion are methods here, written
+/// once in a macro with the concrete types, so that they compile to packed
+/// instructions where the target has them.
 pub trait Scalar: Copy + Default + PartialOrd + core::fmt::Debug + Send + Sync + 'static {
     /// Fixed-point block values.
     type Int: BlockInt<U = Self::UInt>;
@@ -49,25 +53,25 @@ pub trait Scalar: Copy + Default + PartialOrd + core::fmt::Debug + Send + Sync +
     const EBIAS: i32;
     /// Bit width of the fixed-point values, zfp's `intprec` (32 or 64).
     const PBITS: u32;
-    /// zfp's type code in the stream header metadata, minus one (2 for float, 3 for double).
-    const HEADER_TYPE: u64;
     /// Zero.
     const ZERO: Self;
-    /// `|self|` as raw bits (sign cleared); orders like the magnitudes for finite values.
-    fn abs_bits(self) -> u64;
-    /// True if `abs_bits` belongs to an infinity or a NaN.
-    fn abs_bits_non_finite(abs_bits: u64) -> bool;
-    /// zfp's block exponent from the largest `abs_bits` of a block: the `frexp` exponent
-    /// of the maximum, clamped to `1 - EBIAS` for subnormals, `-EBIAS` for zero.
-    fn exponent_of_abs_bits(abs_bits: u64) -> i32;
-    /// `2^e` as C's `ldexp(1, e)` returns it: exact, subnormal, zero or infinity.
-    fn pow2(e: i32) -> Self;
-    /// C's `(Int)(scale * self)`, where `scale` is finite.
-    fn quantize(self, scale: Self) -> Self::Int;
-    /// C's `(Scalar)q * scale`: round to nearest even, then an exact product.
-    fn dequantize(q: Self::Int, scale: Self) -> Self;
     /// True unless infinite or NaN.
     fn finite(self) -> bool;
+    /// `2^e` as C's `ldexp(1, e)` returns it: exact, subnormal, zero or infinity.
+    fn pow2(e: i32) -> Self;
+    /// zfp's common exponent of a block: the `frexp` exponent of the largest magnitude,
+    /// clamped to `1 - EBIAS` for subnormals, `-EBIAS` if all are zero; `None` if a
+    /// value is infinite or NaN.
+    fn block_exponent(values: &[Self]) -> Option<i32>;
+    /// C's `(Int)(s * x)` for every value, `s = 2^(PBITS - 2 - emax)`.
+    ///
+    /// When `s` overflows (block maximum below about 2^-98 for f32 or 2^-962 for f64,
+    /// zfp issue #119), the C code converts infinities and NaNs, which x86 turns into
+    /// `Int::MIN` for every value; this reproduces that stream.
+    fn quantize(values: &[Self], emax: i32, out: &mut [Self::Int]);
+    /// C's `(Scalar)q * s` for every value, `s = 2^(emax - (PBITS - 2))`: the conversion
+    /// rounds to nearest even, then the product is exact or underflows.
+    fn dequantize(ints: &[Self::Int], emax: i32, out: &mut [Self]);
 }
 
 macro_rules! block_int {
@@ -119,35 +123,18 @@ block_int!(i32, u32, 0xaaaa_aaaau32);
 block_int!(i64, u64, 0xaaaa_aaaa_aaaa_aaaau64);
 
 macro_rules! scalar {
-    ($float:ty, $int:ty, $uint:ty, ebits: $ebits:expr, header_type: $ht:expr) => {
+    ($float:ty, $int:ty, $uint:ty, ebits: $ebits:expr) => {
         impl Scalar for $float {
             type Int = $int;
             type UInt = $uint;
             const EBITS: u32 = $ebits;
             const EBIAS: i32 = (1 << ($ebits - 1)) - 1;
             const PBITS: u32 = <$uint>::BITS;
-            const HEADER_TYPE: u64 = $ht;
             const ZERO: Self = 0.0;
 
             #[inline(always)]
-            fn abs_bits(self) -> u64 {
-                (self.to_bits() & (<$uint>::MAX >> 1)) as u64
-            }
-
-            #[inline(always)]
-            fn abs_bits_non_finite(abs_bits: u64) -> bool {
-                abs_bits >= <$float>::INFINITY.to_bits() as u64
-            }
-
-            #[inline(always)]
-            fn exponent_of_abs_bits(abs_bits: u64) -> i32 {
-                // A positive value with biased exponent field `be` has frexp exponent
-                // `be - EBIAS + 1`; subnormals (be = 0) land exactly on the clamp 1 - EBIAS.
-                if abs_bits == 0 {
-                    -Self::EBIAS
-                } else {
-                    (abs_bits >> (<$uint>::BITS - 1 - $ebits)) as i32 - Self::EBIAS + 1
-                }
+            fn finite(self) -> bool {
+                self.is_finite()
             }
 
             #[inline(always)]
@@ -167,27 +154,52 @@ macro_rules! scalar {
             }
 
             #[inline(always)]
-            fn quantize(self, scale: Self) -> $int {
-                // |scale * self| < 2^(PBITS - 2) whenever scale is finite, so the
-                // truncating conversion is exact and never saturates.
-                (scale * self) as $int
+            fn block_exponent(values: &[Self]) -> Option<i32> {
+                let mut max: $float = 0.0;
+                let mut finite = true;
+                for &v in values {
+                    let a = v.abs();
+                    // `a > max` is false for NaN; the finiteness test catches those.
+                    max = if a > max { a } else { max };
+                    finite &= a <= <$float>::MAX;
+                }
+                if !finite {
+                    return None;
+                }
+                // A positive value with biased exponent field `be` has frexp exponent
+                // `be - EBIAS + 1`; subnormals (be = 0) land exactly on the clamp 1 - EBIAS.
+                let bits = max.to_bits();
+                let field = (bits >> (<$float>::MANTISSA_DIGITS - 1)) as i32;
+                Some(if bits == 0 { -Self::EBIAS } else { field - Self::EBIAS + 1 })
             }
 
             #[inline(always)]
-            fn dequantize(q: $int, scale: Self) -> Self {
-                (q as $float) * scale
+            fn quantize(values: &[Self], emax: i32, out: &mut [$int]) {
+                let scale = Self::pow2(Self::PBITS as i32 - 2 - emax);
+                if scale.is_finite() {
+                    // |scale * v| < 2^(PBITS - 2): the truncating conversion is exact and
+                    // never saturates.
+                    for (q, &v) in out.iter_mut().zip(values) {
+                        *q = (scale * v) as $int;
+                    }
+                } else {
+                    out.fill(<$int>::MIN);
+                }
             }
 
             #[inline(always)]
-            fn finite(self) -> bool {
-                self.is_finite()
+            fn dequantize(ints: &[$int], emax: i32, out: &mut [Self]) {
+                let scale = Self::pow2(emax - (Self::PBITS as i32 - 2));
+                for (v, &q) in out.iter_mut().zip(ints) {
+                    *v = (q as $float) * scale;
+                }
             }
         }
     };
 }
 
-scalar!(f32, i32, u32, ebits: 8, header_type: 2);
-scalar!(f64, i64, u64, ebits: 11, header_type: 3);
+scalar!(f32, i32, u32, ebits: 8);
+scalar!(f64, i64, u64, ebits: 11);
 
 #[cfg(test)]
 mod tests {
@@ -198,12 +210,15 @@ mod tests {
         // frexp(x) = f * 2^e with 0.5 <= f < 1.
         let cases: [(f64, i32); 6] = [(1.0, 1), (0.75, 0), (0.5, 0), (3.0, 2), (1e-300, -996), (f64::MAX, 1024)];
         for (x, e) in cases {
-            assert_eq!(f64::exponent_of_abs_bits(x.abs_bits()), e, "{x}");
+            assert_eq!(f64::block_exponent(&[0.0, -x, x / 2.0]), Some(e), "{x}");
         }
-        assert_eq!(f32::exponent_of_abs_bits(0.0f32.abs_bits()), -127);
-        assert_eq!(f32::exponent_of_abs_bits(1e-40f32.abs_bits()), -126);
-        assert_eq!(f32::exponent_of_abs_bits((-6.0f32).abs_bits()), 3);
-        assert_eq!(f64::exponent_of_abs_bits(5e-324f64.abs_bits()), -1022);
+        assert_eq!(f32::block_exponent(&[0.0, -0.0]), Some(-127));
+        assert_eq!(f32::block_exponent(&[1e-40, 0.0]), Some(-126));
+        assert_eq!(f32::block_exponent(&[-6.0, 1.0]), Some(3));
+        assert_eq!(f64::block_exponent(&[5e-324]), Some(-1022));
+        assert_eq!(f32::block_exponent(&[1.0, f32::NAN, 2.0]), None);
+        assert_eq!(f32::block_exponent(&[f32::NAN, 1.0]), None);
+        assert_eq!(f64::block_exponent(&[f64::NEG_INFINITY, 0.0]), None);
     }
 
     #[test]
@@ -247,8 +262,20 @@ mod tests {
         assert_eq!(i32::MIN.twice(), 0);
         assert_eq!(<f32 as Scalar>::EBIAS, 127);
         assert_eq!(<f64 as Scalar>::EBIAS, 1023);
-        assert!(f32::abs_bits_non_finite(f32::NAN.abs_bits()));
-        assert!(f64::abs_bits_non_finite(f64::NEG_INFINITY.abs_bits()));
-        assert!(!f64::abs_bits_non_finite(f64::MAX.abs_bits()));
+    }
+
+    #[test]
+    fn quantize_is_exact_and_dequantize_reverses_it() {
+        let values = [0.75f32, -0.5, 0.125, 0.0];
+        let mut q = [0i32; 4];
+        f32::quantize(&values, 0, &mut q);
+        assert_eq!(q, [3 << 28, -(1 << 29), 1 << 27, 0]);
+        let mut back = [1f32; 4];
+        f32::dequantize(&q, 0, &mut back);
+        assert_eq!(back, values);
+        // Truncation toward zero, as C's conversion.
+        let mut q = [0i64; 2];
+        f64::quantize(&[1.5 * 2f64.powi(-62), -2.5 * 2f64.powi(-62)], 0, &mut q);
+        assert_eq!(q, [1, -2]);
     }
 }
