@@ -7,11 +7,17 @@ use super::scalar::{BlockInt, Scalar};
 /// Reorders transformed coefficients by sequency and maps them to negabinary.
 #[inline(always)]
 pub fn fwd_order<S: Scalar, D: Dims>(block: &D::Block<S::Int>) -> D::Block<S::UInt> {
-    let src = block.as_ref();
+    // The mapping is elementwise, so it is applied first (in packed form), then the
+    // values are permuted.
+    let mut nb = D::splat(S::UInt::default());
+    for (u, &q) in nb.as_mut().iter_mut().zip(block.as_ref()) {
+        *u = q.to_negabinary();
+    }
+    let src = nb.as_ref();
     let mut out = D::splat(S::UInt::default());
     for (u, &p) in out.as_mut().iter_mut().zip(D::PERM.as_ref()) {
         // `& (N - 1)` proves the index in range (the tables are permutations of 0..N).
-        *u = src[p as usize & (D::N - 1)].to_negabinary();
+        *u = src[p as usize & (D::N - 1)];
     }
     out
 }

@@ -155,35 +155,43 @@ macro_rules! scalar {
 
             #[inline(always)]
             fn block_exponent(values: &[Self]) -> Option<i32> {
-                let mut max: $float = 0.0;
-                let mut finite = true;
+                // The exponent field decides; it sits in the high 32 bits of |v|, whose
+                // maximum (an i32 reduction) is cheap. Zero and subnormal blocks both
+                // have field 0 and differ in whether any bit is set.
+                const HI_SHIFT: u32 = <$uint>::BITS - 32;
+                const FIELD_SHIFT: u32 = <$float>::MANTISSA_DIGITS - 1 - HI_SHIFT;
+                let mut hi_max = 0i32;
+                let mut any: $uint = 0;
                 for &v in values {
-                    let a = v.abs();
-                    // `a > max` is false for NaN; the finiteness test catches those.
-                    max = if a > max { a } else { max };
-                    finite &= a <= <$float>::MAX;
+                    let bits = v.to_bits() & (<$uint>::MAX >> 1);
+                    hi_max = hi_max.max((bits >> HI_SHIFT) as i32);
+                    any |= bits;
                 }
-                if !finite {
+                let field = hi_max >> FIELD_SHIFT;
+                if field > 2 * Self::EBIAS {
                     return None;
                 }
                 // A positive value with biased exponent field `be` has frexp exponent
                 // `be - EBIAS + 1`; subnormals (be = 0) land exactly on the clamp 1 - EBIAS.
-                let bits = max.to_bits();
-                let field = (bits >> (<$float>::MANTISSA_DIGITS - 1)) as i32;
-                Some(if bits == 0 { -Self::EBIAS } else { field - Self::EBIAS + 1 })
+                Some(if any == 0 { -Self::EBIAS } else { field - Self::EBIAS + 1 })
             }
 
             #[inline(always)]
             fn quantize(values: &[Self], emax: i32, out: &mut [$int]) {
+                // 2^(PBITS - 1): the first magnitude the integer type cannot hold.
+                const LIMIT: $float = (1u64 << (<$uint>::BITS - 1)) as $float;
                 let scale = Self::pow2(Self::PBITS as i32 - 2 - emax);
-                if scale.is_finite() {
-                    // |scale * v| < 2^(PBITS - 2): the truncating conversion is exact and
-                    // never saturates.
-                    for (q, &v) in out.iter_mut().zip(values) {
-                        *q = (scale * v) as $int;
-                    }
-                } else {
-                    out.fill(<$int>::MIN);
+                for (q, &v) in out.iter_mut().zip(values) {
+                    let p = scale * v;
+                    // zfp's C cast compiles to cvtts?2si, which yields MIN for NaN and
+                    // out-of-range values: exactly what an overflowing scale produces.
+                    *q = if p.abs() < LIMIT {
+                        // SAFETY: p is finite and |p| < 2^(PBITS-1), so its truncation
+                        // is representable.
+                        unsafe { p.to_int_unchecked::<$int>() }
+                    } else {
+                        <$int>::MIN
+                    };
                 }
             }
 
