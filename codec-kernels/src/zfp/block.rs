@@ -36,8 +36,7 @@ pub fn encode_block<S: Scalar, D: Dims, W: WordSink>(w: &mut BitWriter<W>, p: &P
         w.write_bits(2 * e as u64 + 1, bits);
         let mut ints = fwd_cast::<S, D>(block, emax);
         fwd_xform::<S::Int, D>(&mut ints);
-        let coef = fwd_order::<S, D>(&ints);
-        bits += encode_ints::<S::UInt, D, W>(w, p.maxbits.saturating_sub(bits), prec, &coef);
+        bits += encode_ints::<S::UInt, D, W>(w, p.maxbits.saturating_sub(bits), prec, fwd_order::<S, D>(&ints));
     } else {
         w.write_bits(0, 1);
     }
@@ -57,9 +56,8 @@ pub fn decode_block<S: Scalar, D: Dims>(r: &mut BitReader<'_>, p: &Params) -> (D
         bits += S::EBITS;
         let emax = r.read_bits(S::EBITS) as i32 - S::EBIAS;
         let prec = precision(emax, p.maxprec, p.minexp, D::D);
-        let (coef, coded) = decode_ints::<S::UInt, D>(r, p.maxbits.saturating_sub(bits), prec);
-        bits += coded;
-        let mut ints = inv_order::<S, D>(&coef);
+        let mut ints = D::splat(<S::Int as Default>::default());
+        bits += decode_ints::<S::UInt, D>(r, p.maxbits.saturating_sub(bits), prec, inv_order::<S, D>(&mut ints));
         inv_xform::<S::Int, D>(&mut ints);
         inv_cast::<S, D>(&ints, emax)
     } else {

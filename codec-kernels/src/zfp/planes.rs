@@ -26,24 +26,44 @@ const SWAP_MASKS: [u64; 6] = [
     0x0000_0000_ffff_ffff,
 ];
 
+/// One round of the transpose: swaps the off-diagonal `J x J` sub-blocks of every
+/// `2J x 2J` block. `J` is a constant so that the row loop compiles to packed code.
+#[inline(always)]
+fn swap_round<const J: usize>(rows: &mut [u64], s: usize) {
+    let m = SWAP_MASKS[J.trailing_zeros() as usize];
+    for pair in rows[..s].chunks_exact_mut(2 * J) {
+        let (lo, hi) = pair.split_at_mut(J);
+        for (a, b) in lo.iter_mut().zip(hi) {
+            // Swap (row r, column c + J) with (row r + J, column c) for columns c whose
+            // bit J is clear.
+            let t = ((*a >> J) ^ *b) & m;
+            *b ^= t;
+            *a ^= t << J;
+        }
+    }
+}
+
 /// Transposes, in every lane of `s` bits at once, the `s x s` bit matrix held in the
 /// first `s` rows (`s` a power of two up to 64). An involution.
 #[inline(always)]
 fn transpose(rows: &mut [u64], s: usize) {
-    let mut level = s.trailing_zeros() as usize;
-    while level > 0 {
-        level -= 1;
-        let j = 1usize << level;
-        let m = SWAP_MASKS[level];
-        for base in (0..s).step_by(2 * j) {
-            for r in base..base + j {
-                // Swap (row r, column c + j) with (row r + j, column c) for columns c
-                // whose bit j is clear.
-                let t = ((rows[r] >> j) ^ rows[r + j]) & m;
-                rows[r + j] ^= t;
-                rows[r] ^= t << j;
-            }
-        }
+    if s >= 64 {
+        swap_round::<32>(rows, s);
+    }
+    if s >= 32 {
+        swap_round::<16>(rows, s);
+    }
+    if s >= 16 {
+        swap_round::<8>(rows, s);
+    }
+    if s >= 8 {
+        swap_round::<4>(rows, s);
+    }
+    if s >= 4 {
+        swap_round::<2>(rows, s);
+    }
+    if s >= 2 {
+        swap_round::<1>(rows, s);
     }
 }
 
@@ -57,45 +77,42 @@ const fn side<U: Coefficient, D: Dims>() -> usize {
     }
 }
 
-/// The bit planes of a block of coefficients.
+/// The bit planes of a block whose coefficient at (sequency) position `i` is `coef(i)`.
 #[inline(always)]
-fn to_planes<U: Coefficient, D: Dims>(coef: &D::Block<U>) -> D::Block<u64> {
-    let c = coef.as_ref();
+fn to_planes<U: Coefficient, D: Dims>(coef: impl Fn(usize) -> U) -> D::Block<u64> {
     let s = side::<U, D>();
     let mut rows = D::splat(0u64);
     let r = rows.as_mut();
     if s == D::N {
-        for (row, &u) in r.iter_mut().zip(c) {
-            *row = u.to_u64();
+        for (i, row) in r.iter_mut().enumerate() {
+            *row = coef(i).to_u64();
         }
     } else {
-        for i in 0..s {
-            r[i] = c[i].to_u64() | c[i + s].to_u64() << s;
+        for (i, row) in r[..s].iter_mut().enumerate() {
+            *row = coef(i).to_u64() | coef(i + s).to_u64() << s;
         }
     }
     transpose(r, s);
     rows
 }
 
-/// The coefficients whose bit planes are `rows` (laid out as [`to_planes`] leaves them).
+/// Hands the coefficients whose bit planes are `rows` (laid out as [`to_planes`] leaves
+/// them) to `put(position, coefficient)`.
 #[inline(always)]
-fn from_planes<U: Coefficient, D: Dims>(mut rows: D::Block<u64>) -> D::Block<U> {
+fn from_planes<U: Coefficient, D: Dims>(mut rows: D::Block<u64>, mut put: impl FnMut(usize, U)) {
     let s = side::<U, D>();
     let r = rows.as_mut();
     transpose(r, s);
-    let mut coef = D::splat(U::default());
-    let c = coef.as_mut();
     if s == D::N {
-        for (u, &row) in c.iter_mut().zip(r.iter()) {
-            *u = U::from_u64(row);
+        for (i, &row) in r.iter().enumerate() {
+            put(i, U::from_u64(row));
         }
     } else {
-        for i in 0..s {
-            c[i] = U::from_u64(r[i]);
-            c[i + s] = U::from_u64(r[i] >> s);
+        for (i, &row) in r[..s].iter().enumerate() {
+            put(i, U::from_u64(row));
+            put(i + s, U::from_u64(row >> s));
         }
     }
-    coef
 }
 
 /// Plane `k` from the transposed rows.
@@ -183,7 +200,7 @@ fn group_code(n: u32, tz: u32, size: u32) -> (u64, u32) {
     }
 }
 
-/// Codes the planes of `coef` from the top down to `W - maxprec`, spending at most
+/// Codes the planes of the coefficients `coef(0..N)` (in sequency order) from the top down to `W - maxprec`, spending at most
 /// `maxbits` bits, and returns the bits written.
 ///
 /// Per plane: the bits of the `n` coefficients already significant go out verbatim;
@@ -197,7 +214,7 @@ pub fn encode_ints<U: Coefficient, D: Dims, W: WordSink>(
     w: &mut BitWriter<W>,
     maxbits: u32,
     maxprec: u32,
-    coef: &D::Block<U>,
+    coef: impl Fn(usize) -> U,
 ) -> u32 {
     let rows = to_planes::<U, D>(coef);
     let rows = rows.as_ref();
@@ -256,9 +273,15 @@ pub fn encode_ints<U: Coefficient, D: Dims, W: WordSink>(
 }
 
 /// Decodes what [`encode_ints`] wrote with the same `maxbits` and `maxprec`, stopping
-/// at exactly the same points; returns the coefficients and the bits read.
+/// at exactly the same points; hands every coefficient to `put(position, value)` and
+/// returns the bits read.
 #[inline(always)]
-pub fn decode_ints<U: Coefficient, D: Dims>(r: &mut BitReader<'_>, maxbits: u32, maxprec: u32) -> (D::Block<U>, u32) {
+pub fn decode_ints<U: Coefficient, D: Dims>(
+    r: &mut BitReader<'_>,
+    maxbits: u32,
+    maxprec: u32,
+    put: impl FnMut(usize, U),
+) -> u32 {
     let mut rows = D::splat(0u64);
     let size = D::N as u32;
     let kmin = kmin::<U>(maxprec);
@@ -320,7 +343,8 @@ pub fn decode_ints<U: Coefficient, D: Dims>(r: &mut BitReader<'_>, maxbits: u32,
         }
         set_plane::<U, D>(rows.as_mut(), k, x);
     }
-    (from_planes::<U, D>(rows), maxbits - bits)
+    from_planes::<U, D>(rows, put);
+    maxbits - bits
 }
 
 #[cfg(test)]
@@ -345,7 +369,8 @@ mod tests {
         for u in coef.as_mut() {
             *u = U::from_u64(rng(seed));
         }
-        let rows = to_planes::<U, D>(&coef);
+        let c = coef.as_ref();
+        let rows = to_planes::<U, D>(|i| c[i]);
         for k in 0..U::BITS {
             assert_eq!(plane::<U, D>(rows.as_ref(), k), naive_plane(coef.as_ref(), k), "plane {k}");
         }
@@ -353,7 +378,9 @@ mod tests {
         for k in 0..U::BITS {
             set_plane::<U, D>(rebuilt.as_mut(), k, naive_plane(coef.as_ref(), k));
         }
-        assert_eq!(from_planes::<U, D>(rebuilt).as_ref(), coef.as_ref());
+        let mut back = D::splat(U::default());
+        from_planes::<U, D>(rebuilt, |i, u| back.as_mut()[i] = u);
+        assert_eq!(back.as_ref(), coef.as_ref());
     }
 
     #[test]
@@ -424,7 +451,8 @@ mod tests {
         let nbits = reference_encode(&mut want, maxbits, maxprec, coef.as_ref());
         let mut words = [0u64; 64];
         let mut w = BitWriter::new(&mut words[..], 3);
-        let got_bits = encode_ints::<u32, D, _>(&mut w, maxbits, maxprec, &coef);
+        let c = coef.as_ref();
+        let got_bits = encode_ints::<u32, D, _>(&mut w, maxbits, maxprec, |i| c[i]);
         w.flush();
         assert_eq!(got_bits, nbits);
         let mut r = BitReader::new(&words, 3);
@@ -432,7 +460,8 @@ mod tests {
             assert_eq!(r.read_bit(), b, "bit {i} of {nbits} (maxbits {maxbits})");
         }
         let mut r = BitReader::new(&words, 3);
-        let (back, read) = decode_ints::<u32, D>(&mut r, maxbits, maxprec);
+        let mut back = D::splat(0u32);
+        let read = decode_ints::<u32, D>(&mut r, maxbits, maxprec, |i, u| back.as_mut()[i] = u);
         assert_eq!(read, nbits);
         if nbits < maxbits && maxprec >= 32 {
             // Nothing was cut off: the coefficients come back exactly.
