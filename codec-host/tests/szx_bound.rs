@@ -1,11 +1,11 @@
 //! Property tests of the SZx bound: every finite value within E (exactly), NaN and
 //! infinities bit-exact, zeros kept, for f32 and f64, plain and pipelined streams.
 
-mod common;
+mod szx_common;
 
 use codec_host::szx::{self, pipelined, ErrorBound, SzxOptions};
 use codec_host::{CpuExecutor, Element, Shape};
-use common::{as_f32, as_f64, check_all, data, exactly_within, KINDS};
+use szx_common::{as_f32, as_f64, check_all, data, exactly_within, KINDS};
 use proptest::prelude::*;
 
 /// Error bounds to try: zero, powers of two (where rounding bites hardest), arbitrary
@@ -112,7 +112,7 @@ fn the_oracle_is_exact() {
 /// radius right at E.
 #[test]
 fn constant_blocks_near_the_bound_hold_it() {
-    let mut r = common::Rng(7);
+    let mut r = szx_common::Rng(7);
     for _ in 0..200 {
         let e = 2e-5 * (1.0 + r.unit());
         let base = 100.0 + r.unit();
@@ -183,16 +183,16 @@ fn executor_threads_do_not_change_the_bytes() {
 /// values some land just beyond `E` (this test fails if that check is removed).
 #[test]
 fn offset_coding_survives_triple_rounding() {
-    let mut r = common::Rng(2);
+    let mut r = szx_common::Rng(2);
     for _ in 0..4000 {
         let b = 2f64.powi(r.below(20) as i32 - 10) * (1.0 + r.unit());
         let a = b * r.unit() / 3.0;
         // E a few units in the last place of b, a power of two (the tightest case).
-        let ulp_b = 2f64.powi(common::floor_log2(b) - 23);
+        let ulp_b = 2f64.powi(szx_common::floor_log2(b) - 23);
         let e = ulp_b * 2f64.powi(r.below(6) as i32);
         let x: Vec<f32> = (0..16).map(|_| (a + (b - a) * r.unit()) as f32).collect();
         assert_eq!(round_trip(&x, e, 16, None), Ok(()));
-        let ulp_b = 2f64.powi(common::floor_log2(b) - 52);
+        let ulp_b = 2f64.powi(szx_common::floor_log2(b) - 52);
         let x: Vec<f64> = (0..16).map(|_| a + (b - a) * r.unit()).collect();
         assert_eq!(round_trip(&x, ulp_b * 2f64.powi(r.below(6) as i32), 16, None), Ok(()));
     }

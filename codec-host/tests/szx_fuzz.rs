@@ -1,14 +1,14 @@
 //! Fuzz-style tests of the SZx decoders: random bytes, every truncation, bit flips and
 //! absurd header fields give typed errors, never a panic or a huge allocation.
 
-mod common;
+mod szx_common;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use codec_host::szx::{self, pipelined, ErrorBound, SzxOptions, HEADER_LEN};
 use codec_host::{CpuExecutor, Error, Shape};
-use common::{as_f32, as_f64, data, Rng, KINDS};
+use szx_common::{as_f32, as_f64, data, Rng, KINDS};
 
 /// Records the largest single allocation, to catch decoders trusting a lying header.
 struct Tracking;

@@ -1,11 +1,11 @@
 //! The pipelined SZx stream: chunk-by-chunk compression with callbacks, decoding of
 //! chunks as they arrive, worst-case sizes, and the codec-level entry points.
 
-mod common;
+mod szx_common;
 
 use codec_host::szx::{self, pipelined, ErrorBound, SzxOptions};
 use codec_host::{Codec, CpuExecutor, Error, Shape};
-use common::{as_f32, as_f64, check_all, data, Rng, KINDS};
+use szx_common::{as_f32, as_f64, check_all, data, Rng, KINDS};
 
 fn exec() -> CpuExecutor {
     CpuExecutor::new(1).unwrap()

@@ -9,3 +9,4 @@
 pub mod bitstream;
 pub mod grid;
 pub mod szx;
+pub mod zfp;

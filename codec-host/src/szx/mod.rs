@@ -249,7 +249,7 @@ fn check_output<'o, T: Element>(header: &SzxHeader, out: &'o mut [T]) -> Result<
 }
 
 fn empty_plan<T: Element>() -> BlockPlan<T> {
-    BlockPlan { state: 0, value: T::ZERO, size: 0 }
+    BlockPlan { state: 0, value: <T as codec_kernels::szx::SzxFloat>::ZERO, size: 0 }
 }
 
 /// Phase 1 for a whole stream: every block's plan and every chunk's frame length.
