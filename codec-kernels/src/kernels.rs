@@ -1,0 +1,47 @@
+//! The names of the GPU entry points, on every target.
+//!
+//! The host launches kernels by these names; `cargo xtask build-ptx` checks that the PTX
+//! defines exactly this set, and the CUDA backend checks its module against it.
+
+/// Every `extern "gpu-kernel"` entry point the PTX module defines.
+pub const ENTRY_POINTS: &[&str] = &[
+    "reduce_sum_f32",
+    "reduce_min_f32",
+    "reduce_max_f32",
+    "reduce_prod_f32",
+    "reduce_sum_f64",
+    "reduce_min_f64",
+    "reduce_max_f64",
+    "reduce_prod_f64",
+    "f16_to_f32",
+    "f32_to_f16",
+    "bf16_to_f32",
+    "f32_to_bf16",
+];
+
+/// Name of the reduce entry point for `op` on elements named `elem` (`f32`, `f64`).
+pub fn reduce_entry(op: crate::reduce::ReduceOp, elem: &str) -> Option<&'static str> {
+    ENTRY_POINTS.iter().copied().find(|n| {
+        n.strip_prefix("reduce_").and_then(|r| r.strip_prefix(op.name())).and_then(|r| r.strip_prefix('_')) == Some(elem)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reduce::ReduceOp;
+
+    #[test]
+    fn names_are_unique_and_every_reduction_has_one() {
+        for (i, a) in ENTRY_POINTS.iter().enumerate() {
+            assert!(!ENTRY_POINTS[i + 1..].contains(a), "{a} listed twice");
+        }
+        for op in ReduceOp::ALL {
+            for elem in ["f32", "f64"] {
+                let name = reduce_entry(op, elem).unwrap();
+                assert_eq!(name, &["reduce_", op.name(), "_", elem].concat());
+            }
+        }
+        assert_eq!(reduce_entry(ReduceOp::Sum, "f16"), None);
+    }
+}
