@@ -26,6 +26,14 @@ pub fn reduce_entry(op: crate::reduce::ReduceOp, elem: &str) -> Option<&'static 
     })
 }
 
+/// The names of the `.entry` functions a PTX module defines, in file order.
+pub fn ptx_entry_names(ptx: &str) -> impl Iterator<Item = &str> {
+    ptx.lines().filter_map(|l| {
+        let rest = l.trim_start().strip_prefix(".visible .entry ")?;
+        rest.split(['(', ' ']).next()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -43,5 +51,12 @@ mod tests {
             }
         }
         assert_eq!(reduce_entry(ReduceOp::Sum, "f16"), None);
+    }
+
+    #[test]
+    fn entry_names_are_read_from_ptx_text() {
+        let ptx = ".target sm_70\n.visible .entry a_b(\n\t.param .u64 x\n)\n.visible .func helper(\n.visible .entry c (\n";
+        let names: [&str; 2] = ["a_b", "c"];
+        assert!(ptx_entry_names(ptx).eq(names));
     }
 }

@@ -100,6 +100,13 @@ impl<'a, T: Cell> SharedOut<'a, T> {
         self.cells.get(index).map(T::load)
     }
 
+    /// The part of the view in `range` (clipped to the view), e.g. one CPU tile.
+    #[inline(always)]
+    pub fn slice(&self, range: core::ops::Range<usize>) -> SharedOut<'a, T> {
+        let end = range.end.min(self.cells.len());
+        SharedOut { cells: self.cells.get(range.start.min(end)..end).unwrap_or(&[]) }
+    }
+
     /// The cells themselves (for sinks such as the bit writer's `&[AtomicU64]`).
     #[inline(always)]
     pub fn cells(&self) -> &'a [T::Atomic] {
@@ -136,8 +143,12 @@ mod tests {
             assert_eq!(out.get(1), Some(-2.5));
             assert_eq!(out.get(4), None);
             assert_eq!(out.len(), 4);
+            let tail = out.slice(2..10);
+            assert_eq!(tail.len(), 2);
+            tail.set(1, 7.0);
+            assert!(out.slice(5..9).is_empty());
         }
-        assert_eq!(v, [0.0, -2.5, 0.0, f64::INFINITY]);
+        assert_eq!(v, [0.0, -2.5, 0.0, 7.0]);
     }
 
     #[test]

@@ -108,10 +108,7 @@ fn build(root: &Path, arch: &str) -> Result<PathBuf, String> {
 
 /// The `.entry` names a PTX module defines.
 fn entries(ptx: &str) -> BTreeSet<&str> {
-    ptx.lines()
-        .filter_map(|l| l.trim_start().strip_prefix(".visible .entry "))
-        .map(|rest| rest.split(['(', ' ']).next().unwrap_or(rest))
-        .collect()
+    codec_kernels::kernels::ptx_entry_names(ptx).collect()
 }
 
 /// Checks that the module targets `arch` and defines exactly the listed entry points.
