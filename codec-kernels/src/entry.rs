@@ -8,6 +8,7 @@
 use crate::grid::Grid;
 use crate::half_convert::{f32_to_half_body, half_to_f32_body, Bf16, F16};
 use crate::reduce::{reduce_body, ReduceOp};
+use crate::scan::{scan_apply_body, scan_partials_body, scan_partials_exclusive_body};
 use crate::shared::{input, SharedOut};
 
 /// A trap ends the kernel with an error the host sees at its next synchronisation; the
@@ -54,4 +55,22 @@ macro_rules! half_entries {
 half_entries! {
     f16_to_f32, f32_to_f16: F16;
     bf16_to_f32, f32_to_bf16: Bf16;
+}
+
+/// Scan launch 1 over `n` u32 lengths into `n_chunks` partial sums.
+#[no_mangle]
+pub unsafe extern "gpu-kernel" fn scan_partials_u32(lens: *const u32, n: usize, chunk: usize, partials: *mut u64, n_chunks: usize) {
+    scan_partials_body(Grid::from_hardware(), input(lens, n), chunk, &SharedOut::from_raw(partials, n_chunks));
+}
+
+/// Scan launch 2: exclusive scan of the partials plus `base`, grand total into `total[0]`.
+#[no_mangle]
+pub unsafe extern "gpu-kernel" fn scan_partials_exclusive(partials: *mut u64, n_chunks: usize, base: u64, total: *mut u64) {
+    scan_partials_exclusive_body(Grid::from_hardware(), &SharedOut::from_raw(partials, n_chunks), base, &SharedOut::from_raw(total, 1));
+}
+
+/// Scan launch 3: every item's offset from its chunk's scanned partial.
+#[no_mangle]
+pub unsafe extern "gpu-kernel" fn scan_apply_u32(lens: *const u32, n: usize, chunk: usize, partials: *const u64, n_chunks: usize, offsets: *mut u64) {
+    scan_apply_body(Grid::from_hardware(), input(lens, n), chunk, input(partials, n_chunks), &SharedOut::from_raw(offsets, n));
 }

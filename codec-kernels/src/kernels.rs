@@ -17,6 +17,9 @@ pub const ENTRY_POINTS: &[&str] = &[
     "f32_to_f16",
     "bf16_to_f32",
     "f32_to_bf16",
+    "scan_partials_u32",
+    "scan_partials_exclusive",
+    "scan_apply_u32",
 ];
 
 /// Name of the reduce entry point for `op` on elements named `elem` (`f32`, `f64`).

@@ -13,6 +13,7 @@ pub mod grid;
 pub mod half_convert;
 pub mod kernels;
 pub mod reduce;
+pub mod scan;
 pub mod shared;
 
 #[cfg(target_arch = "nvptx64")]
