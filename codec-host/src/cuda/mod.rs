@@ -14,7 +14,9 @@ use cust::device::{Device, DeviceAttribute};
 use cust::error::CudaError;
 use cust::event::{Event, EventFlags, EventStatus};
 use cust::launch;
-use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy, DevicePointer, DeviceSlice};
+use cust::function::Function;
+use cust::memory::bytemuck::Pod;
+use cust::memory::{AsyncCopyDestination, CopyDestination, DeviceBuffer, DeviceCopy, DevicePointer, DeviceSlice};
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags, StreamWaitEventFlags};
 
@@ -97,6 +99,17 @@ impl GpuEvent {
     }
 }
 
+/// The result of [`CudaBackend::exclusive_scan_on`], valid once its stream gets there.
+/// Keep it until then: freeing device memory that queued work still uses makes the
+/// driver wait for the device.
+pub struct DeviceScan {
+    /// `base` plus the sum of the lengths before each one.
+    pub offsets: DeviceBuffer<u64>,
+    /// One value: `base` plus the sum of all lengths.
+    pub total: DeviceBuffer<u64>,
+    _partials: DeviceBuffer<u64>,
+}
+
 /// A CUDA device with the codec-kernels module loaded.
 pub struct CudaBackend {
     // Declared before the context so that it is unloaded first.
@@ -174,8 +187,7 @@ impl CudaBackend {
         if n == 0 {
             return Ok(());
         }
-        self.enter()?;
-        let f = self.module.get_function(entry(name)?).map_err(gpu("cuModuleGetFunction"))?;
+        let f = self.function(name)?;
         let (grid, block) = self.grid_for(n);
         let s = &stream.inner;
         // SAFETY: every elementwise entry point takes (pointer, pointer, usize); the
@@ -212,15 +224,32 @@ impl CudaBackend {
         self.launch_elementwise(stream, &name, src.as_device_ptr(), dst.as_device_ptr(), src.len())
     }
 
-    /// Copies `host` to a new device buffer.
-    pub fn upload<T: DeviceCopy>(&self, host: &[T]) -> Result<DeviceBuffer<T>> {
+    /// A device buffer of `n` zeros, zeroed in `stream`'s order.
+    pub fn zeroed_on<T: DeviceCopy + Pod>(&self, stream: &GpuStream, n: usize) -> Result<DeviceBuffer<T>> {
         self.enter()?;
-        DeviceBuffer::from_slice(host).map_err(gpu("cuMemcpyHtoD"))
+        // SAFETY: `T` is Pod, and the zeroing is queued on `stream` before any work the
+        // caller queues there afterwards.
+        let mut d = unsafe { DeviceBuffer::uninitialized(n) }.map_err(gpu("cuMemAlloc"))?;
+        unsafe { d.set_8_async(0, &stream.inner) }.map_err(gpu("cuMemsetD8Async"))?;
+        Ok(d)
     }
 
-    /// Copies `dev` into `host` (same length) once the device is done with it.
-    pub fn download<T: DeviceCopy>(&self, dev: &DeviceSlice<T>, host: &mut [T]) -> Result<()> {
+    /// A device copy of `host`, queued on `stream`. The copy is ordered before later work
+    /// on `stream`; callers synchronise `stream` before `host` may change.
+    fn upload_on<T: DeviceCopy>(&self, stream: &GpuStream, host: &[T]) -> Result<DeviceBuffer<T>> {
+        self.enter()?;
+        // SAFETY: the buffer is fully written by the copy queued right after, before any
+        // later use on `stream`; `host` is pageable (staged before the call returns) or
+        // outlives the callers' synchronisation.
+        let mut d = unsafe { DeviceBuffer::uninitialized(host.len()) }.map_err(gpu("cuMemAlloc"))?;
+        unsafe { d.async_copy_from(host, &stream.inner) }.map_err(gpu("cuMemcpyHtoDAsync"))?;
+        Ok(d)
+    }
+
+    /// Waits for `stream`, then copies `dev` into `host` (same length).
+    pub fn download_on<T: DeviceCopy>(&self, stream: &GpuStream, dev: &DeviceSlice<T>, host: &mut [T]) -> Result<()> {
         same_len("download", dev.len(), host.len())?;
+        stream.synchronize()?;
         self.enter()?;
         dev.copy_to(host).map_err(gpu("cuMemcpyDtoH"))
     }
@@ -229,33 +258,62 @@ impl CudaBackend {
     pub fn reduce<T: ReduceElem + Element + DeviceCopy>(&self, op: ReduceOp, acc: &mut [T], src: &[T]) -> Result<()> {
         same_len("reduce", acc.len(), src.len())?;
         let stream = self.stream()?;
-        let mut d_acc = self.upload(acc)?;
-        let d_src = self.upload(src)?;
+        let mut d_acc = self.upload_on(&stream, acc)?;
+        let d_src = self.upload_on(&stream, src)?;
         self.reduce_on(&stream, op, &mut d_acc, &d_src)?;
-        stream.synchronize()?;
-        self.download(&d_acc, acc)
+        self.download_on(&stream, &d_acc, acc)
     }
 
     /// Host-memory widening of half-precision values.
     pub fn widen<H: HalfElem>(&self, src: &[H], dst: &mut [f32]) -> Result<()> {
         same_len("widen", src.len(), dst.len())?;
         let stream = self.stream()?;
-        let d_src = self.upload(H::as_bits(src))?;
-        let mut d_dst = self.upload(&vec![0f32; dst.len()])?;
+        let d_src = self.upload_on(&stream, H::as_bits(src))?;
+        let mut d_dst = self.zeroed_on(&stream, dst.len())?;
         self.widen_on::<H>(&stream, &d_src, &mut d_dst)?;
-        stream.synchronize()?;
-        self.download(&d_dst, dst)
+        self.download_on(&stream, &d_dst, dst)
     }
 
     /// Host-memory narrowing to half precision.
     pub fn narrow<H: HalfElem>(&self, src: &[f32], dst: &mut [H]) -> Result<()> {
         same_len("narrow", src.len(), dst.len())?;
         let stream = self.stream()?;
-        let d_src = self.upload(src)?;
-        let mut d_dst = self.upload(&vec![0u16; dst.len()])?;
+        let d_src = self.upload_on(&stream, src)?;
+        let mut d_dst = self.zeroed_on(&stream, dst.len())?;
         self.narrow_on::<H>(&stream, &d_src, &mut d_dst)?;
-        stream.synchronize()?;
-        self.download(&d_dst, H::as_bits_mut(dst))
+        self.download_on(&stream, &d_dst, H::as_bits_mut(dst))
+    }
+
+    /// Queues the exclusive prefix sums of `lens` plus `base` on `stream` (three
+    /// barrier-free launches, see `codec_kernels::scan`).
+    pub fn exclusive_scan_on(&self, stream: &GpuStream, lens: &DeviceSlice<u32>, base: u64) -> Result<DeviceScan> {
+        let n = lens.len();
+        // Launch 2 walks the partials on one thread: keep them to a few tens of thousands.
+        let chunk = n.div_ceil(1 << 15).max(256);
+        let n_chunks = codec_kernels::scan::chunk_count(n, chunk);
+        let partials = self.zeroed_on::<u64>(stream, n_chunks)?;
+        let total = self.zeroed_on::<u64>(stream, 1)?;
+        let offsets = self.zeroed_on::<u64>(stream, n)?;
+        let (lp, pp, tp, op) = (lens.as_device_ptr(), partials.as_device_ptr(), total.as_device_ptr(), offsets.as_device_ptr());
+        let (grid, block) = self.grid_for(n_chunks);
+        let f1 = self.function("scan_partials_u32")?;
+        let f2 = self.function("scan_partials_exclusive")?;
+        let f3 = self.function("scan_apply_u32")?;
+        let s = &stream.inner;
+        // SAFETY: argument lists match the entry points in codec-kernels' `entry` module;
+        // every pointer is a live device buffer of the length passed beside it.
+        unsafe {
+            launch!(f1<<<grid, block, 0, s>>>(lp, n, chunk, pp, n_chunks)).map_err(gpu("cuLaunchKernel scan_partials_u32"))?;
+            launch!(f2<<<1, 1, 0, s>>>(pp, n_chunks, base, tp)).map_err(gpu("cuLaunchKernel scan_partials_exclusive"))?;
+            launch!(f3<<<grid, block, 0, s>>>(lp, n, chunk, pp, n_chunks, op)).map_err(gpu("cuLaunchKernel scan_apply_u32"))?;
+        }
+        Ok(DeviceScan { offsets, total, _partials: partials })
+    }
+
+    /// The kernel `name` (one of [`ENTRY_POINTS`]) of the loaded module.
+    fn function(&self, name: &str) -> Result<Function<'_>> {
+        self.enter()?;
+        self.module.get_function(entry(name)?).map_err(gpu("cuModuleGetFunction"))
     }
 }
 
