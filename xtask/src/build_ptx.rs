@@ -156,22 +156,39 @@ pub fn run(args: &Args) -> Result<(), String> {
         println!("build-ptx: {} ({} kernels) accepted by ptxas", ptx_path.display(), report.kernels.len());
         table.extend(report.kernels.into_iter().map(|k| (arch.clone(), k)));
     }
-    let text = format_table(&table);
+    let text = format_table(&args.arch, &table);
     print!("{text}");
     let report_path = out_dir.join("ptxas-report.md");
     std::fs::write(&report_path, &text).map_err(|e| format!("cannot write {}: {e}", report_path.display()))?;
     Ok(())
 }
 
-/// A Markdown table of the figures, kernels sorted by name within each architecture.
-fn format_table(rows: &[(String, ptxas::KernelResources)]) -> String {
-    let mut rows: Vec<_> = rows.iter().collect();
-    rows.sort_by(|a, b| (&a.0, &a.1.name).cmp(&(&b.0, &b.1.name)));
-    let mut s = String::from("| arch | kernel | registers | stack B | spill st B | spill ld B | smem B |\n|---|---|---:|---:|---:|---:|---:|\n");
-    for (arch, k) in rows {
+/// A Markdown table with one row per kernel; each cell holds the figures of the
+/// architectures in order, separated by `/`, or one number where they agree.
+fn format_table(arches: &[String], rows: &[(String, ptxas::KernelResources)]) -> String {
+    let names: BTreeSet<&str> = rows.iter().map(|(_, k)| k.name.as_str()).collect();
+    let mut s = format!(
+        "| kernel ({}) | registers | stack B | spill stores B | spill loads B | shared B |\n|---|---:|---:|---:|---:|---:|\n",
+        arches.join("/")
+    );
+    for name in names {
+        let per_arch: Vec<Option<&ptxas::KernelResources>> =
+            arches.iter().map(|a| rows.iter().find(|(ra, k)| ra == a && k.name == name).map(|(_, k)| k)).collect();
+        let cell = |f: fn(&ptxas::KernelResources) -> u32| {
+            let v: Vec<String> = per_arch.iter().map(|k| k.map_or("-".to_string(), |k| f(k).to_string())).collect();
+            if v.iter().all(|x| *x == v[0]) {
+                v[0].clone()
+            } else {
+                v.join("/")
+            }
+        };
         s += &format!(
-            "| {arch} | {} | {} | {} | {} | {} | {} |\n",
-            k.name, k.registers, k.stack_bytes, k.spill_stores, k.spill_loads, k.shared_bytes
+            "| {name} | {} | {} | {} | {} | {} |\n",
+            cell(|k| k.registers),
+            cell(|k| k.stack_bytes),
+            cell(|k| k.spill_stores),
+            cell(|k| k.spill_loads),
+            cell(|k| k.shared_bytes)
         );
     }
     s
@@ -194,5 +211,16 @@ mod tests {
         assert!(check_module(&short, "sm_80").unwrap_err().contains("reduce_sum_f32"));
         let extra = format!("{ptx}.visible .entry stray(\n)\n");
         assert!(check_module(&extra, "sm_80").unwrap_err().contains("stray"));
+    }
+
+    #[test]
+    fn table_merges_architectures_per_kernel() {
+        let k = |name: &str, registers, spill_stores| ptxas::KernelResources { name: name.into(), registers, spill_stores, ..Default::default() };
+        let rows = vec![("sm_70".to_string(), k("b", 40, 8)), ("sm_80".to_string(), k("b", 32, 8)), ("sm_70".to_string(), k("a", 10, 0))];
+        let t = format_table(&["sm_70".into(), "sm_80".into()], &rows);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines[0], "| kernel (sm_70/sm_80) | registers | stack B | spill stores B | spill loads B | shared B |");
+        assert_eq!(lines[2], "| a | 10/- | 0/- | 0/- | 0/- | 0/- |");
+        assert_eq!(lines[3], "| b | 40/32 | 0 | 8 | 0 | 0 |");
     }
 }
