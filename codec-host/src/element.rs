@@ -34,8 +34,11 @@ mod sealed {
     impl Sealed for f64 {}
 }
 
-/// A floating-point element type: `f32` or `f64`.
-pub trait Element: Copy + Default + PartialOrd + fmt::Debug + Send + Sync + 'static + sealed::Sealed {
+/// A floating-point element type: `f32` or `f64`. The kernels' scalar trait is a
+/// supertrait, so generic host code can hand its data to the kernel bodies.
+pub trait Element:
+    Copy + Default + PartialOrd + fmt::Debug + Send + Sync + 'static + sealed::Sealed + codec_kernels::zfp::Scalar
+{
     /// The runtime tag.
     const TYPE: ElemType;
     /// Widens to f64 (exact).

@@ -15,6 +15,7 @@ pub mod kernels;
 pub mod reduce;
 pub mod scan;
 pub mod shared;
+pub mod zfp;
 
 #[cfg(target_arch = "nvptx64")]
 mod entry;
