@@ -6,10 +6,8 @@
 
 use core::fmt;
 
-use codec_kernels::reduce::ReduceElem;
-
 use crate::elementwise::{self, HalfElem, ReduceOp};
-use crate::{CpuExecutor, Error, Result};
+use crate::{Codec, CpuExecutor, Error, Result, Shape, StreamInfo};
 
 /// Which kind of backend runs the kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -43,14 +41,14 @@ pub struct Backend {
 
 /// The element types every backend computes on (`f32`, `f64`).
 #[cfg(feature = "cuda")]
-pub trait BackendElem: ReduceElem + crate::Element + cust::memory::DeviceCopy {}
+pub trait BackendElem: crate::cuda::GpuElement {}
 #[cfg(feature = "cuda")]
-impl<T: ReduceElem + crate::Element + cust::memory::DeviceCopy> BackendElem for T {}
+impl<T: crate::cuda::GpuElement> BackendElem for T {}
 /// The element types every backend computes on (`f32`, `f64`).
 #[cfg(not(feature = "cuda"))]
-pub trait BackendElem: ReduceElem + crate::Element {}
+pub trait BackendElem: codec_kernels::reduce::ReduceElem + crate::Element {}
 #[cfg(not(feature = "cuda"))]
-impl<T: ReduceElem + crate::Element> BackendElem for T {}
+impl<T: codec_kernels::reduce::ReduceElem + crate::Element> BackendElem for T {}
 
 impl Backend {
     /// CUDA on the first device if one answers, else the shared CPU executor, with the
@@ -129,6 +127,29 @@ impl Backend {
         }
     }
 
+    /// Compresses `data` of shape `shape` with `codec`; the stream is the same on
+    /// every backend.
+    pub fn compress<T: BackendElem>(&self, codec: &Codec, data: &[T], shape: Shape) -> Result<Vec<u8>> {
+        match &self.inner {
+            Inner::Cpu(_) => codec.compress_with(data, shape, self.cpu_exec()),
+            #[cfg(feature = "cuda")]
+            Inner::Cuda(g) => match codec {
+                Codec::ZfpFixedRate { .. } | Codec::ZfpFixedAccuracy { .. } => g.zfp_compress(codec, data, shape),
+            },
+        }
+    }
+
+    /// Decodes `stream` into the first values of `out`.
+    pub fn decompress_into<T: BackendElem>(&self, stream: &[u8], out: &mut [T]) -> Result<StreamInfo> {
+        match &self.inner {
+            Inner::Cpu(_) => crate::decompress_into_with(stream, out, self.cpu_exec()),
+            #[cfg(feature = "cuda")]
+            Inner::Cuda(g) => match crate::inspect(stream)?.codec {
+                Codec::ZfpFixedRate { .. } | Codec::ZfpFixedAccuracy { .. } => g.zfp_decompress_into(stream, out, None),
+            },
+        }
+    }
+
     /// `acc[i] = acc[i] op src[i]` (MPI semantics, see [`ReduceOp`]).
     pub fn reduce<T: BackendElem>(&self, op: ReduceOp, acc: &mut [T], src: &[T]) -> Result<()> {
         match &self.inner {
@@ -183,6 +204,16 @@ mod tests {
         assert_eq!(acc[2].to_bits(), 0f64.to_bits());
         assert_eq!(acc[3], 5.0);
         assert!(matches!(b.reduce(ReduceOp::Sum, &mut acc, &[1.0]), Err(Error::BadDims(_))));
+        let field: Vec<f32> = (0..4096).map(|i| (i as f32 * 0.01).sin()).collect();
+        for codec in [Codec::ZfpFixedRate { rate: 8.0 }, Codec::ZfpFixedAccuracy { tolerance: 1e-3 }] {
+            let stream = b.compress(&codec, &field, Shape::d2(64, 64)).unwrap();
+            assert_eq!(stream, codec.compress(&field, Shape::d2(64, 64)).unwrap(), "{}", b.describe());
+            let mut back = vec![0f32; field.len()];
+            b.decompress_into(&stream, &mut back).unwrap();
+            let mut want = vec![0f32; field.len()];
+            crate::decompress_into(&stream, &mut want).unwrap();
+            assert_eq!(back, want);
+        }
     }
 
     #[test]

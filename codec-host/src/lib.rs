@@ -23,6 +23,7 @@ mod codec;
 pub mod cuda;
 mod element;
 pub mod elementwise;
+pub mod scan;
 mod error;
 mod executor;
 mod shape;

@@ -3,11 +3,11 @@
 //! Shapes: one thread; more threads than items; a ragged last block; many blocks.
 
 use codec_host::elementwise::{self, ReduceOp};
+use codec_host::scan::exclusive_scan_with;
 use codec_host::CpuExecutor;
 use codec_kernels::grid::LaunchConfig;
 use codec_kernels::half_convert::{f32_to_half_body, half_to_f32_body, Bf16, F16};
 use codec_kernels::reduce::reduce_body;
-use codec_kernels::scan::{chunk_count, scan_apply_body, scan_partials_body, scan_partials_exclusive_body};
 use codec_kernels::shared::SharedOut;
 use half::slice::HalfFloatSliceExt;
 
@@ -114,20 +114,9 @@ fn scan_bodies_give_the_sequential_prefix_sums() {
     for exec in executors() {
         for cfg in shapes(lens.len()) {
             for chunk in [1usize, 64, lens.len().div_ceil(cfg.threads())] {
-                let nc = chunk_count(lens.len(), chunk);
-                let mut partials = vec![0u64; nc];
-                let mut total = [0u64];
-                let mut offsets = vec![0u64; lens.len()];
-                {
-                    let p = SharedOut::new(&mut partials[..]);
-                    exec.launch(cfg, |g| scan_partials_body(g, &lens, chunk, &p));
-                    let t = SharedOut::new(&mut total[..]);
-                    exec.launch(cfg, |g| scan_partials_exclusive_body(g, &p, base, &t));
-                }
-                let o = SharedOut::new(&mut offsets[..]);
-                exec.launch(cfg, |g| scan_apply_body(g, &lens, chunk, &partials, &o));
+                let (offsets, total) = exclusive_scan_with(&exec, cfg, chunk, &lens, base);
                 assert_eq!(offsets, want, "{cfg:?} chunk {chunk}");
-                assert_eq!(total[0], total_want);
+                assert_eq!(total, total_want);
             }
         }
     }

@@ -5,11 +5,14 @@
 //! Every pointer argument is a device pointer to `n` values (null when `n` is 0), as the
 //! host side in `codec-host` (feature `cuda`) passes them.
 
+use crate::gpu_phases::zfp::{compact_body, decode_fixed_rate_body, decode_indexed_body, encode_slots_body};
 use crate::grid::Grid;
 use crate::half_convert::{f32_to_half_body, half_to_f32_body, Bf16, F16};
 use crate::reduce::{reduce_body, ReduceOp};
 use crate::scan::{scan_apply_body, scan_partials_body, scan_partials_exclusive_body};
 use crate::shared::{input, SharedOut};
+use crate::zfp::fixed_rate::encode_fixed_rate_body;
+use crate::zfp::{Field, FixedRate, Params, D1, D2, D3};
 
 /// A trap ends the kernel with an error the host sees at its next synchronisation; the
 /// bodies avoid panicking paths, so this is reached only by a bug.
@@ -17,6 +20,20 @@ use crate::shared::{input, SharedOut};
 fn panic(_: &core::panic::PanicInfo) -> ! {
     // SAFETY: `trap` only aborts the kernel.
     unsafe { core::arch::nvptx::trap() }
+}
+
+/// `memcmp`, which LLVM calls for some comparisons of small arrays. nvptx has no C
+/// library, and compiler_builtins (which has one) is linked, not LTO-merged, so it is
+/// not in the PTX module. A byte loop: LLVM does not turn loops back into `memcmp`.
+#[no_mangle]
+pub unsafe extern "C" fn memcmp(a: *const u8, b: *const u8, n: usize) -> i32 {
+    for i in 0..n {
+        let (x, y) = (*a.add(i), *b.add(i));
+        if x != y {
+            return x as i32 - y as i32;
+        }
+    }
+    0
 }
 
 macro_rules! reduce_entries {
@@ -73,4 +90,104 @@ pub unsafe extern "gpu-kernel" fn scan_partials_exclusive(partials: *mut u64, n_
 #[no_mangle]
 pub unsafe extern "gpu-kernel" fn scan_apply_u32(lens: *const u32, n: usize, chunk: usize, partials: *const u64, n_chunks: usize, offsets: *mut u64) {
     scan_apply_body(Grid::from_hardware(), input(lens, n), chunk, input(partials, n_chunks), &SharedOut::from_raw(offsets, n));
+}
+
+/// Marks a kernel's failure in its one-word status cell (zeroed by the host).
+#[inline(always)]
+unsafe fn fail(status: *mut u32) {
+    SharedOut::from_raw(status, 1).set(0, 1);
+}
+
+#[inline(always)]
+fn params(minbits: u32, maxbits: u32, maxprec: u32, minexp: i32) -> Params {
+    Params { minbits, maxbits, maxprec, minexp }
+}
+
+/// ZFP entry points for one scalar type and block shape. Arrays are `nx * ny * nz`
+/// values, x fastest; `(minbits, maxbits, maxprec, minexp)` are zfp's parameters; a
+/// failure (non-finite input, stream too short) sets `status[0]`.
+macro_rules! zfp_entries {
+    ($($t:ty, $d:ty: $rate_enc:ident, $rate_dec:ident, $acc_slots:ident, $acc_dec:ident;)*) => {$(
+        /// Fixed-rate encode into the zeroed stream `out`, blocks from bit `header_bits`.
+        #[no_mangle]
+        pub unsafe extern "gpu-kernel" fn $rate_enc(
+            data: *const $t, n: usize, nx: usize, ny: usize, nz: usize,
+            minbits: u32, maxbits: u32, maxprec: u32, minexp: i32,
+            header_bits: usize, out: *mut u64, n_words: usize, status: *mut u32,
+        ) {
+            let layout = FixedRate { field: Field::new([nx, ny, nz]), params: params(minbits, maxbits, maxprec, minexp), header_bits };
+            let out = SharedOut::from_raw(out, n_words);
+            if !encode_fixed_rate_body::<$t, $d>(Grid::from_hardware(), input(data, n), &layout, out.cells()) {
+                fail(status);
+            }
+        }
+
+        /// Fixed-rate decode of the stream `words` (blocks from bit `header_bits`).
+        #[no_mangle]
+        pub unsafe extern "gpu-kernel" fn $rate_dec(
+            words: *const u64, n_words: usize, nx: usize, ny: usize, nz: usize,
+            minbits: u32, maxbits: u32, maxprec: u32, minexp: i32,
+            header_bits: usize, out: *mut $t, n: usize, status: *mut u32,
+        ) {
+            let layout = FixedRate { field: Field::new([nx, ny, nz]), params: params(minbits, maxbits, maxprec, minexp), header_bits };
+            if !decode_fixed_rate_body::<$t, $d>(Grid::from_hardware(), input(words, n_words), &layout, &SharedOut::from_raw(out, n)) {
+                fail(status);
+            }
+        }
+
+        /// Fixed-accuracy phase 1: every block into its slot of `slot_bits` bits, its
+        /// length into `lens` (one per block).
+        #[no_mangle]
+        pub unsafe extern "gpu-kernel" fn $acc_slots(
+            data: *const $t, n: usize, nx: usize, ny: usize, nz: usize,
+            minbits: u32, maxbits: u32, maxprec: u32, minexp: i32,
+            slot_bits: usize, slots: *mut u64, n_slot_words: usize, lens: *mut u32, n_blocks: usize, status: *mut u32,
+        ) {
+            let slots = SharedOut::from_raw(slots, n_slot_words);
+            let field = Field::new([nx, ny, nz]);
+            let p = params(minbits, maxbits, maxprec, minexp);
+            if !encode_slots_body::<$t, $d>(Grid::from_hardware(), input(data, n), &field, &p, slot_bits, slots.cells(), &SharedOut::from_raw(lens, n_blocks)) {
+                fail(status);
+            }
+        }
+
+        /// Fixed-accuracy decode through the block offsets `offsets` (one per block).
+        #[no_mangle]
+        pub unsafe extern "gpu-kernel" fn $acc_dec(
+            words: *const u64, n_words: usize, offsets: *const u64, n_blocks: usize, nx: usize, ny: usize, nz: usize,
+            minbits: u32, maxbits: u32, maxprec: u32, minexp: i32,
+            out: *mut $t, n: usize, status: *mut u32,
+        ) {
+            let field = Field::new([nx, ny, nz]);
+            let p = params(minbits, maxbits, maxprec, minexp);
+            if !decode_indexed_body::<$t, $d>(Grid::from_hardware(), input(words, n_words), input(offsets, n_blocks), &field, &p, &SharedOut::from_raw(out, n)) {
+                fail(status);
+            }
+        }
+    )*};
+}
+
+zfp_entries! {
+    f32, D1: zfp_rate_encode_f32_1d, zfp_rate_decode_f32_1d, zfp_acc_slots_f32_1d, zfp_acc_decode_f32_1d;
+    f32, D2: zfp_rate_encode_f32_2d, zfp_rate_decode_f32_2d, zfp_acc_slots_f32_2d, zfp_acc_decode_f32_2d;
+    f32, D3: zfp_rate_encode_f32_3d, zfp_rate_decode_f32_3d, zfp_acc_slots_f32_3d, zfp_acc_decode_f32_3d;
+    f64, D1: zfp_rate_encode_f64_1d, zfp_rate_decode_f64_1d, zfp_acc_slots_f64_1d, zfp_acc_decode_f64_1d;
+    f64, D2: zfp_rate_encode_f64_2d, zfp_rate_decode_f64_2d, zfp_acc_slots_f64_2d, zfp_acc_decode_f64_2d;
+    f64, D3: zfp_rate_encode_f64_3d, zfp_rate_decode_f64_3d, zfp_acc_slots_f64_3d, zfp_acc_decode_f64_3d;
+}
+
+/// Fixed-accuracy phase 3: every slot's bits to its stream offset in the zeroed `out`.
+#[no_mangle]
+pub unsafe extern "gpu-kernel" fn zfp_acc_compact(
+    slots: *const u64,
+    n_slot_words: usize,
+    slot_bits: usize,
+    lens: *const u32,
+    offsets: *const u64,
+    n_blocks: usize,
+    out: *mut u64,
+    n_words: usize,
+) {
+    let out = SharedOut::from_raw(out, n_words);
+    compact_body(Grid::from_hardware(), input(slots, n_slot_words), slot_bits, input(lens, n_blocks), input(offsets, n_blocks), out.cells());
 }

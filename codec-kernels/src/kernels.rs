@@ -20,7 +20,46 @@ pub const ENTRY_POINTS: &[&str] = &[
     "scan_partials_u32",
     "scan_partials_exclusive",
     "scan_apply_u32",
+    "zfp_rate_encode_f32_1d",
+    "zfp_rate_decode_f32_1d",
+    "zfp_acc_slots_f32_1d",
+    "zfp_acc_decode_f32_1d",
+    "zfp_rate_encode_f32_2d",
+    "zfp_rate_decode_f32_2d",
+    "zfp_acc_slots_f32_2d",
+    "zfp_acc_decode_f32_2d",
+    "zfp_rate_encode_f32_3d",
+    "zfp_rate_decode_f32_3d",
+    "zfp_acc_slots_f32_3d",
+    "zfp_acc_decode_f32_3d",
+    "zfp_rate_encode_f64_1d",
+    "zfp_rate_decode_f64_1d",
+    "zfp_acc_slots_f64_1d",
+    "zfp_acc_decode_f64_1d",
+    "zfp_rate_encode_f64_2d",
+    "zfp_rate_decode_f64_2d",
+    "zfp_acc_slots_f64_2d",
+    "zfp_acc_decode_f64_2d",
+    "zfp_rate_encode_f64_3d",
+    "zfp_rate_decode_f64_3d",
+    "zfp_acc_slots_f64_3d",
+    "zfp_acc_decode_f64_3d",
+    "zfp_acc_compact",
 ];
+
+/// Name of the ZFP entry point `kind` (`rate_encode`, `rate_decode`, `acc_slots`,
+/// `acc_decode`) for elements named `elem` and `dims` dimensions.
+pub fn zfp_entry(kind: &str, elem: &str, dims: usize) -> Option<&'static str> {
+    let dims = ["1d", "2d", "3d"].get(dims.wrapping_sub(1))?;
+    ENTRY_POINTS.iter().copied().find(|n| {
+        n.strip_prefix("zfp_")
+            .and_then(|r| r.strip_prefix(kind))
+            .and_then(|r| r.strip_prefix('_'))
+            .and_then(|r| r.strip_prefix(elem))
+            .and_then(|r| r.strip_prefix('_'))
+            == Some(*dims)
+    })
+}
 
 /// Name of the reduce entry point for `op` on elements named `elem` (`f32`, `f64`).
 pub fn reduce_entry(op: crate::reduce::ReduceOp, elem: &str) -> Option<&'static str> {
@@ -54,6 +93,16 @@ mod tests {
             }
         }
         assert_eq!(reduce_entry(ReduceOp::Sum, "f16"), None);
+        for kind in ["rate_encode", "rate_decode", "acc_slots", "acc_decode"] {
+            for elem in ["f32", "f64"] {
+                for d in 1..=3 {
+                    let want = ["zfp_", kind, "_", elem, "_", ["1d", "2d", "3d"][d - 1]].concat();
+                    assert_eq!(zfp_entry(kind, elem, d), Some(&*want));
+                }
+            }
+        }
+        assert_eq!(zfp_entry("rate_encode", "f32", 4), None);
+        assert_eq!(zfp_entry("rate_encode", "f32", 0), None);
     }
 
     #[test]

@@ -9,6 +9,7 @@
 #![cfg_attr(target_arch = "nvptx64", feature(abi_gpu_kernel, stdarch_nvptx))]
 
 pub mod bitstream;
+pub mod gpu_phases;
 pub mod grid;
 pub mod half_convert;
 pub mod kernels;

@@ -94,9 +94,11 @@ pub fn check(ptxas: &Path, arch: &str, ptx: &Path, cubin: &Path) -> Result<Repor
         .output()
         .map_err(|e| format!("cannot run {}: {e}", ptxas.display()))?;
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    let errors: Vec<&str> = text.lines().filter(|l| l.contains("error")).collect();
+    let errors: Vec<&str> = text.lines().filter(|l| l.contains("error") || l.contains("fatal")).collect();
     if !out.status.success() || !errors.is_empty() {
-        return Err(format!("ptxas rejected {} for {arch} ({}):\n{}", ptx.display(), out.status, errors.join("\n")));
+        // Without a recognisable error line, show the end of what ptxas said.
+        let shown = if errors.is_empty() { text.lines().rev().take(20).collect::<Vec<_>>().into_iter().rev().collect() } else { errors };
+        return Err(format!("ptxas rejected {} for {arch} ({}):\n{}", ptx.display(), out.status, shown.join("\n")));
     }
     let warnings = text.lines().filter(|l| l.contains("warning")).map(str::to_string).collect();
     Ok(Report { kernels: parse_report(&text), warnings })

@@ -8,6 +8,7 @@
 //! (or without a driver) [`CudaBackend::new`] returns [`Error::NoDevice`].
 
 mod ptx;
+mod zfp;
 
 use cust::context::{Context, CurrentContext};
 use cust::device::{Device, DeviceAttribute};
@@ -28,6 +29,11 @@ use crate::elementwise::{same_len, HalfElem};
 use crate::{Element, Error, Result};
 
 pub use ptx::{missing_entries, runtime_dir as ptx_runtime_dir};
+pub use zfp::PendingZfp;
+
+/// The element types the GPU kernels take (`f32`, `f64`).
+pub trait GpuElement: Element + ReduceElem + DeviceCopy + Pod {}
+impl<T: Element + ReduceElem + DeviceCopy + Pod> GpuElement for T {}
 
 /// Threads per block for the grid-stride kernels.
 const BLOCK: u32 = 256;
@@ -367,5 +373,19 @@ mod tests {
         crate::elementwise::widen(&exec, &halves, &mut w_cpu).unwrap();
         gpu.widen(&halves, &mut w_gpu).unwrap();
         assert!(w_cpu.iter().zip(&w_gpu).all(|(a, b)| a.to_bits() == b.to_bits()));
+        // ZFP: the same streams as the CPU, several arrays in flight on several streams.
+        let shapes = [crate::Shape::d1(100_003), crate::Shape::d2(317, 129), crate::Shape::d3(61, 33, 17)];
+        let arrays: Vec<Vec<f64>> = shapes.iter().map(|s| (0..s.len()).map(|i| (i as f64 * 1e-3).sin()).collect()).collect();
+        for codec in [crate::Codec::ZfpFixedRate { rate: 12.0 }, crate::Codec::ZfpFixedAccuracy { tolerance: 1e-6 }] {
+            let inputs: Vec<(&[f64], crate::Shape)> = arrays.iter().map(|a| &a[..]).zip(shapes).collect();
+            let streams = gpu.zfp_compress_batch(&codec, &inputs).unwrap();
+            for ((a, shape), stream) in inputs.iter().zip(&streams) {
+                assert_eq!(stream, &codec.compress_with(a, *shape, &exec).unwrap(), "{codec:?} {shape}");
+                let (mut got, mut want) = (vec![0f64; a.len()], vec![0f64; a.len()]);
+                gpu.zfp_decompress_into(stream, &mut got, None).unwrap();
+                crate::decompress_into_with(stream, &mut want, &exec).unwrap();
+                assert!(got.iter().zip(&want).all(|(x, y)| x.to_bits() == y.to_bits()), "{codec:?} {shape}");
+            }
+        }
     }
 }
