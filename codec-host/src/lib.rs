@@ -27,6 +27,7 @@ pub mod scan;
 mod error;
 mod executor;
 mod shape;
+pub mod szx;
 pub mod zfp;
 
 pub use backend::{Backend, BackendElem, BackendKind};

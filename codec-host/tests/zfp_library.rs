@@ -47,6 +47,7 @@ fn mode_of(codec: &Codec) -> (&'static str, f64) {
     match *codec {
         Codec::ZfpFixedRate { rate } => ("rate", rate),
         Codec::ZfpFixedAccuracy { tolerance } => ("tolerance", tolerance),
+        other => panic!("{other:?} is not a zfp mode"),
     }
 }
 

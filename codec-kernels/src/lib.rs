@@ -16,6 +16,7 @@ pub mod kernels;
 pub mod reduce;
 pub mod scan;
 pub mod shared;
+pub mod szx;
 pub mod zfp;
 
 #[cfg(target_arch = "nvptx64")]

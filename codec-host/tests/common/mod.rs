@@ -209,5 +209,6 @@ pub fn zfp_mode_args(codec: &Codec) -> Vec<String> {
     match *codec {
         Codec::ZfpFixedRate { rate } => vec!["-r".into(), rate.to_string()],
         Codec::ZfpFixedAccuracy { tolerance } => vec!["-a".into(), tolerance.to_string()],
+        other => panic!("{other:?} is not a zfp mode"),
     }
 }
