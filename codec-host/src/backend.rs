@@ -135,6 +135,7 @@ impl Backend {
             #[cfg(feature = "cuda")]
             Inner::Cuda(g) => match codec {
                 Codec::ZfpFixedRate { .. } | Codec::ZfpFixedAccuracy { .. } => g.zfp_compress(codec, data, shape),
+                Codec::Szx { .. } | Codec::SzxRelative { .. } | Codec::SzxPipelined { .. } => g.szx_compress(codec, data, shape),
             },
         }
     }
@@ -146,6 +147,7 @@ impl Backend {
             #[cfg(feature = "cuda")]
             Inner::Cuda(g) => match crate::inspect(stream)?.codec {
                 Codec::ZfpFixedRate { .. } | Codec::ZfpFixedAccuracy { .. } => g.zfp_decompress_into(stream, out, None),
+                Codec::Szx { .. } | Codec::SzxRelative { .. } | Codec::SzxPipelined { .. } => g.szx_decompress_into(stream, out),
             },
         }
     }
@@ -205,7 +207,7 @@ mod tests {
         assert_eq!(acc[3], 5.0);
         assert!(matches!(b.reduce(ReduceOp::Sum, &mut acc, &[1.0]), Err(Error::BadDims(_))));
         let field: Vec<f32> = (0..4096).map(|i| (i as f32 * 0.01).sin()).collect();
-        for codec in [Codec::ZfpFixedRate { rate: 8.0 }, Codec::ZfpFixedAccuracy { tolerance: 1e-3 }] {
+        for codec in [Codec::ZfpFixedRate { rate: 8.0 }, Codec::ZfpFixedAccuracy { tolerance: 1e-3 }, Codec::Szx { abs_error: 1e-3 }] {
             let stream = b.compress(&codec, &field, Shape::d2(64, 64)).unwrap();
             assert_eq!(stream, codec.compress(&field, Shape::d2(64, 64)).unwrap(), "{}", b.describe());
             let mut back = vec![0f32; field.len()];

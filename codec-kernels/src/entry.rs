@@ -6,11 +6,13 @@
 //! host side in `codec-host` (feature `cuda`) passes them.
 
 use crate::gpu_phases::zfp::{compact_body, decode_fixed_rate_body, decode_indexed_body, encode_slots_body};
+use crate::gpu_phases::szx::{coded_flags_body, decode_body, payload_lens_body, plan_body, write_body, ChunkLayout, Prefix};
 use crate::grid::Grid;
 use crate::half_convert::{f32_to_half_body, half_to_f32_body, Bf16, F16};
 use crate::reduce::{reduce_body, ReduceOp};
 use crate::scan::{scan_apply_body, scan_partials_body, scan_partials_exclusive_body};
-use crate::shared::{input, SharedOut};
+use crate::shared::{input, Disjoint, SharedOut};
+use crate::szx::Tolerance;
 use crate::zfp::fixed_rate::encode_fixed_rate_body;
 use crate::zfp::{Field, FixedRate, Params, D1, D2, D3};
 
@@ -190,4 +192,101 @@ pub unsafe extern "gpu-kernel" fn zfp_acc_compact(
 ) {
     let out = SharedOut::from_raw(out, n_words);
     compact_body(Grid::from_hardware(), input(slots, n_slot_words), slot_bits, input(lens, n_blocks), input(offsets, n_blocks), out.cells());
+}
+
+#[inline(always)]
+fn layout(n: usize, block: usize, chunk_blocks: usize) -> ChunkLayout {
+    ChunkLayout { n, block, chunk_blocks }
+}
+
+/// A scan's offsets (`len` of them) and its total (one device value).
+#[inline(always)]
+unsafe fn prefix<'a>(offsets: *const u64, len: usize, total: *const u64) -> Prefix<'a> {
+    Prefix { offsets: input(offsets, len), total: input(total, 1).first().copied().unwrap_or(0) }
+}
+
+/// SZx entry points for one element type; `n` values in blocks of `block`, chunks of
+/// `chunk_blocks` blocks, error bound `e`; a failure sets `status[0]`.
+macro_rules! szx_entries {
+    ($($t:ty: $plan:ident, $write:ident, $lens:ident, $decode:ident;)*) => {$(
+        /// Encode phase 1: states, payload sizes and coded flags, one per block.
+        #[no_mangle]
+        pub unsafe extern "gpu-kernel" fn $plan(
+            data: *const $t, n: usize, block: usize, chunk_blocks: usize, e: f64,
+            states: *mut u8, sizes: *mut u32, coded: *mut u32, n_blocks: usize,
+        ) {
+            let l = layout(n, block, chunk_blocks);
+            let tol = Tolerance::<$t>::from_f64(e);
+            plan_body(Grid::from_hardware(), input(data, n), &l, &tol, &SharedOut::from_raw(states, n_blocks),
+                &SharedOut::from_raw(sizes, n_blocks), &SharedOut::from_raw(coded, n_blocks));
+        }
+
+        /// Encode phase 3: frames and chunk table into `out` (the host writes the header).
+        #[no_mangle]
+        pub unsafe extern "gpu-kernel" fn $write(
+            data: *const $t, n: usize, block: usize, chunk_blocks: usize, e: f64,
+            s_offsets: *const u64, s_total: *const u64, c_offsets: *const u64, c_total: *const u64, n_blocks: usize,
+            frames_at: usize, table_at: usize, out: *mut u8, out_len: usize, status: *mut u32,
+        ) {
+            let l = layout(n, block, chunk_blocks);
+            let tol = Tolerance::<$t>::from_f64(e);
+            let (s, c) = (prefix(s_offsets, n_blocks, s_total), prefix(c_offsets, n_blocks, c_total));
+            if !write_body(Grid::from_hardware(), input(data, n), &l, &tol, s, c, frames_at, table_at, &Disjoint::from_raw(out, out_len)) {
+                fail(status);
+            }
+        }
+
+        /// Decode phase 2: payload lengths, one per block.
+        #[no_mangle]
+        pub unsafe extern "gpu-kernel" fn $lens(
+            stream: *const u8, stream_len: usize, n: usize, block: usize, chunk_blocks: usize,
+            chunk_starts: *const u64, n_starts: usize, c_offsets: *const u64, c_total: *const u64,
+            lens: *mut u32, n_blocks: usize, status: *mut u32,
+        ) {
+            let l = layout(n, block, chunk_blocks);
+            if !payload_lens_body::<$t>(Grid::from_hardware(), input(stream, stream_len), &l, input(chunk_starts, n_starts),
+                prefix(c_offsets, n_blocks, c_total), &SharedOut::from_raw(lens, n_blocks)) {
+                fail(status);
+            }
+        }
+
+        /// Decode phase 3: every block's values into `out`.
+        #[no_mangle]
+        pub unsafe extern "gpu-kernel" fn $decode(
+            stream: *const u8, stream_len: usize, n: usize, block: usize, chunk_blocks: usize,
+            chunk_starts: *const u64, n_starts: usize, c_offsets: *const u64, c_total: *const u64,
+            s_offsets: *const u64, s_total: *const u64, n_blocks: usize, out: *mut $t, status: *mut u32,
+        ) {
+            let l = layout(n, block, chunk_blocks);
+            if !decode_body(Grid::from_hardware(), input(stream, stream_len), &l, input(chunk_starts, n_starts),
+                prefix(c_offsets, n_blocks, c_total), prefix(s_offsets, n_blocks, s_total), &Disjoint::from_raw(out, n)) {
+                fail(status);
+            }
+        }
+    )*};
+}
+
+szx_entries! {
+    f32: szx_plan_f32, szx_write_f32, szx_payload_lens_f32, szx_decode_f32;
+    f64: szx_plan_f64, szx_write_f64, szx_payload_lens_f64, szx_decode_f64;
+}
+
+/// Decode phase 1: coded flags from the state bytes, one per block.
+#[no_mangle]
+pub unsafe extern "gpu-kernel" fn szx_coded_flags(
+    stream: *const u8,
+    stream_len: usize,
+    n: usize,
+    block: usize,
+    chunk_blocks: usize,
+    chunk_starts: *const u64,
+    n_starts: usize,
+    coded: *mut u32,
+    n_blocks: usize,
+    status: *mut u32,
+) {
+    let l = layout(n, block, chunk_blocks);
+    if !coded_flags_body(Grid::from_hardware(), input(stream, stream_len), &l, input(chunk_starts, n_starts), &SharedOut::from_raw(coded, n_blocks)) {
+        fail(status);
+    }
 }

@@ -45,6 +45,15 @@ pub const ENTRY_POINTS: &[&str] = &[
     "zfp_acc_slots_f64_3d",
     "zfp_acc_decode_f64_3d",
     "zfp_acc_compact",
+    "szx_plan_f32",
+    "szx_write_f32",
+    "szx_payload_lens_f32",
+    "szx_decode_f32",
+    "szx_plan_f64",
+    "szx_write_f64",
+    "szx_payload_lens_f64",
+    "szx_decode_f64",
+    "szx_coded_flags",
 ];
 
 /// Name of the ZFP entry point `kind` (`rate_encode`, `rate_decode`, `acc_slots`,

@@ -6,7 +6,9 @@
 //! same code on both targets, and on the GPU a plain global store with relaxed
 //! semantics (`st.relaxed`), since grid-stride loops never write one index twice.
 
-use core::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering};
+use core::marker::PhantomData;
+use core::ops::Range;
+use core::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
 /// A plain value stored through an atomic cell of the same size.
 pub trait Cell: Copy {
@@ -39,6 +41,7 @@ macro_rules! cell_via_bits {
     };
 }
 
+cell_via_bits!(u8, AtomicU8, |v| v, |v| v);
 cell_via_bits!(u16, AtomicU16, |v| v, |v| v);
 cell_via_bits!(u32, AtomicU32, |v| v, |v| v);
 cell_via_bits!(u64, AtomicU64, |v| v, |v| v);
@@ -114,6 +117,59 @@ impl<'a, T: Cell> SharedOut<'a, T> {
     }
 }
 
+/// An output that grid positions write in contiguous ranges they work out themselves
+/// (an SZx block's payload at its scanned offset, a block's decoded values), handed out
+/// as plain `&mut` slices so the codecs' block coders can write them directly.
+pub struct Disjoint<'a, T> {
+    ptr: *mut T,
+    len: usize,
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+// SAFETY: access goes through `range_mut`, whose contract makes concurrent ranges disjoint.
+unsafe impl<T: Send> Sync for Disjoint<'_, T> {}
+
+impl<'a, T> Disjoint<'a, T> {
+    /// Views `slice` for the duration of the borrow.
+    pub fn new(slice: &'a mut [T]) -> Self {
+        Disjoint { ptr: slice.as_mut_ptr(), len: slice.len(), _borrow: PhantomData }
+    }
+
+    /// Views `len` values at `ptr` (GPU entry points).
+    ///
+    /// # Safety
+    /// `ptr` must be null (an empty view) or valid for reads and writes of `len` values
+    /// for `'a`, accessed only through this view.
+    pub unsafe fn from_raw(ptr: *mut T, len: usize) -> Self {
+        Disjoint { ptr, len: if ptr.is_null() { 0 } else { len }, _borrow: PhantomData }
+    }
+
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True if the view holds no values.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The values in `range`, or `None` if it is not inside the view.
+    ///
+    /// # Safety
+    /// While the slice lives, no other slice from this view may overlap `range` (in a
+    /// launch: the ranges of different grid positions, and of one position, are
+    /// disjoint).
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn range_mut(&self, range: Range<usize>) -> Option<&'a mut [T]> {
+        if range.start > range.end || range.end > self.len {
+            return None;
+        }
+        Some(core::slice::from_raw_parts_mut(self.ptr.add(range.start), range.end - range.start))
+    }
+}
+
 /// Views `len` values at `ptr` as an input slice; a null pointer gives an empty slice
 /// (cust hands out null for empty device buffers).
 ///
@@ -157,6 +213,23 @@ mod tests {
         let mut v = [0f32; 1];
         SharedOut::new(&mut v[..]).set(0, nan);
         assert_eq!(v[0].to_bits(), 0x7f80_0001);
+    }
+
+    #[test]
+    fn disjoint_ranges_write_into_the_slice() {
+        let mut v = [0u8; 6];
+        {
+            let d = Disjoint::new(&mut v[..]);
+            // SAFETY: the two ranges do not overlap.
+            unsafe {
+                d.range_mut(0..2).unwrap().copy_from_slice(&[1, 2]);
+                d.range_mut(4..6).unwrap().copy_from_slice(&[5, 6]);
+                assert!(d.range_mut(5..7).is_none());
+                let (start, end) = (3, 2);
+                assert!(d.range_mut(start..end).is_none());
+            }
+        }
+        assert_eq!(v, [1, 2, 0, 0, 5, 6]);
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! (or without a driver) [`CudaBackend::new`] returns [`Error::NoDevice`].
 
 mod ptx;
+mod szx;
 mod zfp;
 
 use cust::context::{Context, CurrentContext};
@@ -373,6 +374,21 @@ mod tests {
         crate::elementwise::widen(&exec, &halves, &mut w_cpu).unwrap();
         gpu.widen(&halves, &mut w_gpu).unwrap();
         assert!(w_cpu.iter().zip(&w_gpu).all(|(a, b)| a.to_bits() == b.to_bits()));
+        // SZx, plain and pipelined: the same streams and values as the CPU.
+        let x: Vec<f32> = (0..50_000).map(|i| (i as f32 * 3e-3).sin() * if i % 1000 < 100 { 0.0 } else { 1.0 }).collect();
+        let szx = [crate::Codec::Szx { abs_error: 1e-3 }, crate::Codec::SzxPipelined { bound: crate::szx::ErrorBound::Rel(1e-4), chunk_values: 5120 }];
+        for codec in szx {
+            let cpu = codec.compress_with(&x, crate::Shape::d1(x.len()), &exec).unwrap();
+            assert_eq!(gpu.szx_compress(&codec, &x, crate::Shape::d1(x.len())).unwrap(), cpu, "{codec:?}");
+            let (mut got, mut want) = (vec![0f32; x.len()], vec![0f32; x.len()]);
+            gpu.szx_decompress_into(&cpu, &mut got).unwrap();
+            crate::decompress_into_with(&cpu, &mut want, &exec).unwrap();
+            assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "{codec:?}");
+            let mut bad = cpu.clone();
+            let at = bad.len() - 3;
+            bad.truncate(at);
+            assert!(gpu.szx_decompress_into(&bad, &mut got).is_err());
+        }
         // ZFP: the same streams as the CPU, several arrays in flight on several streams.
         let shapes = [crate::Shape::d1(100_003), crate::Shape::d2(317, 129), crate::Shape::d3(61, 33, 17)];
         let arrays: Vec<Vec<f64>> = shapes.iter().map(|s| (0..s.len()).map(|i| (i as f64 * 1e-3).sin()).collect()).collect();

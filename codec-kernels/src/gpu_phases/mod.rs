@@ -2,4 +2,5 @@
 //! needs that the CPU paths do not (shared outputs instead of per-tile slices, per-block
 //! slots and offsets instead of sequential runs). See `docs/gpu.md`.
 
+pub mod szx;
 pub mod zfp;
