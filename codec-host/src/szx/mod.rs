@@ -200,7 +200,7 @@ fn layout_header<T: Element>(shape: Shape, opts: &SzxOptions, pipelined: bool) -
 }
 
 /// Checks the parameters and builds the header and tolerance for compressing `data`.
-fn prepare<T: Element>(
+pub(crate) fn prepare<T: Element>(
     data: &[T],
     shape: Shape,
     bound: ErrorBound,
