@@ -103,6 +103,9 @@ pub fn decompress_into<T: Element>(stream: &[u8], out: &mut [T], exec: &CpuExecu
 /// Decodes an SZx stream into a new vector, on the shared executor.
 pub fn decompress<T: Element>(stream: &[u8]) -> Result<(Vec<T>, SzxHeader)> {
     let header = SzxHeader::read(stream)?;
+    if header.elem != T::TYPE {
+        return Err(Error::TypeMismatch { stream: header.elem, requested: T::TYPE });
+    }
     // The chunk table vouches for at least one byte per block before anything is allocated.
     header.stream_len(stream)?;
     let mut out = vec![T::default(); header.len()];
