@@ -8,3 +8,4 @@
 
 pub mod bitstream;
 pub mod grid;
+pub mod reduce;
