@@ -348,7 +348,7 @@ mod tests {
 
     #[test]
     fn chunking_is_bounded_and_aligned() {
-        assert_eq!(pipeline_chunk_values(0, 4, 0), 256);
+        assert_eq!(pipeline_chunk_values(0, 4, 0), 1);
         assert_eq!(pipeline_chunk_values(1000, 4, 0), 1024);
         // 16 MiB of f32: 8 chunks of 512 Ki values.
         assert_eq!(pipeline_chunk_values(4 << 20, 4, 0), 512 << 10);
