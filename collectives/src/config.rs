@@ -295,6 +295,17 @@ pub const MAX_AUTO_CHUNKS: usize = 8;
 /// Lower limit of an automatic chunk's size.
 pub const MIN_AUTO_CHUNK_BYTES: usize = 256 << 10;
 
+/// Parses a codec as the command lines write it: `zfp-rate:RATE`, `zfp-acc:TOLERANCE`.
+pub fn parse_codec(spec: &str) -> Result<Codec, CollError> {
+    let (name, value) = spec.split_once(':').ok_or_else(|| CollError::Config(format!("codec {spec:?} is not NAME:VALUE")))?;
+    let value: f64 = value.trim().parse().map_err(|_| CollError::Config(format!("codec {spec:?}: {value:?} is not a number")))?;
+    match name.trim() {
+        "zfp-rate" => Ok(Codec::ZfpFixedRate { rate: value }),
+        "zfp-acc" => Ok(Codec::ZfpFixedAccuracy { tolerance: value }),
+        other => Err(CollError::Config(format!("unknown codec {other:?} (zfp-rate, zfp-acc)"))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -344,6 +355,15 @@ mod tests {
             select(CollOp::Bcast, big, 8, &c.with_algorithm(Algorithm::Ring), None),
             Err(CollError::Unsupported { .. })
         ));
+    }
+
+    #[test]
+    fn codec_specs_parse() {
+        assert_eq!(parse_codec("zfp-acc:1e-3").unwrap(), Codec::ZfpFixedAccuracy { tolerance: 1e-3 });
+        assert_eq!(parse_codec("zfp-rate:8").unwrap(), Codec::ZfpFixedRate { rate: 8.0 });
+        assert!(parse_codec("zfp-acc").is_err());
+        assert!(parse_codec("zfp-acc:x").is_err());
+        assert!(parse_codec("lz4:1").is_err());
     }
 
     #[test]
