@@ -39,6 +39,22 @@ pub fn compressions_per_value(op: CollOp, algorithm: Algorithm, ranks: usize) ->
     }
 }
 
+/// Allowance for floating-point rounding when a result is compared with MPI's own:
+/// reductions that sum in another order differ by a few units in the last place of the
+/// partial sums (`4 (p + k + 2) p eps scale` for SUM, `scale` the largest input
+/// magnitude and `eps` the element type's machine epsilon); other operations only by
+/// the rounding of decoded values (`4 eps scale`). [`CollStats::error_bound`] plus this
+/// is what `ccoll-bench --check` holds every value to.
+///
+/// [`CollStats::error_bound`]: crate::CollStats::error_bound
+pub fn rounding_slack(op: CollOp, sum: bool, ranks: usize, k: u32, eps: f64, scale: f64) -> f64 {
+    if op.reduces() && sum {
+        4.0 * (ranks + k as usize + 2) as f64 * ranks as f64 * eps * scale
+    } else {
+        4.0 * eps * scale
+    }
+}
+
 /// Hops from the root to the deepest rank of a binomial tree on `ranks` ranks: the
 /// largest number of one bits among the relative ranks `0..ranks`.
 pub fn binomial_depth(ranks: usize) -> u32 {

@@ -57,7 +57,7 @@ mod stats;
 mod transport;
 mod value;
 
-pub use accuracy::{binomial_depth, compressions_per_value};
+pub use accuracy::{binomial_depth, compressions_per_value, rounding_slack};
 pub use codec_kernels::reduce::ReduceOp;
 pub use codec_port::ENV_CODEC_THREADS;
 pub use config::{Algorithm, CollConfig, CollOp, NodeGroups, ENV_ALGORITHM};

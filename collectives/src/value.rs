@@ -6,9 +6,11 @@ use mpi::datatype::Equivalence;
 
 /// An element type of the compressed collectives: a codec element, a reduction operand
 /// and an MPI datatype at once. Implemented for `f32` and `f64`.
-pub trait Value: Element + Reducible + Equivalence {
+pub trait Value: Element + Reducible + Equivalence + Into<f64> {
     /// Size in bytes.
     const SIZE: usize;
+    /// Machine epsilon, widened.
+    const EPSILON: f64;
     /// Writes the little-endian bytes of `self` into `out[..SIZE]`.
     fn put_le(self, out: &mut [u8]);
     /// Reads a value from `bytes[..SIZE]` (little-endian).
@@ -21,6 +23,7 @@ macro_rules! value_impl {
     ($t:ty) => {
         impl Value for $t {
             const SIZE: usize = core::mem::size_of::<$t>();
+            const EPSILON: f64 = <$t>::EPSILON as f64;
             #[inline]
             fn put_le(self, out: &mut [u8]) {
                 out[..Self::SIZE].copy_from_slice(&self.to_le_bytes());

@@ -1,7 +1,7 @@
 //! One operation on one size with one algorithm: run it, run the plain MPI reference on
 //! the same inputs, compare within the stated bound, check the accounting.
 
-use collectives::{compressions_per_value, Algorithm, CollConfig, CollOp, CollStats, CompressedCollectives, NodeGroups, ReduceOp, Value};
+use collectives::{compressions_per_value, rounding_slack, Algorithm, CollConfig, CollOp, CollStats, CompressedCollectives, NodeGroups, ReduceOp, Value};
 
 use crate::suite::Suite;
 
@@ -47,16 +47,13 @@ pub struct Case<'a> {
     pub in_place: bool,
 }
 
-/// Floating-point slack on top of the compression bound: reordered sums in the ring and
-/// tree differ from MPI's own order by a few ulps of the partial sums.
+/// Floating-point slack on top of the compression bound.
 fn slack<T: Value>(op: CollOp, reduce: ReduceOp, p: usize, k: u32, scale: f64) -> f64 {
-    let eps = if T::SIZE == 4 { f64::from(f32::EPSILON) } else { f64::EPSILON };
-    if op.reduces() && reduce == ReduceOp::Sum {
-        4.0 * (p + k as usize + 2) as f64 * eps * p as f64 * scale
-    } else {
-        4.0 * eps * scale
-    }
+    rounding_slack(op, reduce == ReduceOp::Sum, p, k, T::EPSILON, scale)
 }
+
+/// This rank's result, the reference, the stats.
+type Outcome<T> = (Vec<T>, Vec<T>, CollStats);
 
 /// Runs `case` with element type `T`; returns the stats of this rank (if it ran).
 pub fn run<T: Value>(s: &mut Suite, inputs: &Inputs, case: &Case, salt: usize) -> Option<CollStats> {
@@ -80,7 +77,7 @@ pub fn run<T: Value>(s: &mut Suite, inputs: &Inputs, case: &Case, salt: usize) -
     let op = case.reduce;
     // (result of this rank, reference, stats); empty vectors where a rank gets nothing.
     let scale = s.max(x.iter().map(|v| v.to_f64().abs()).fold(1.0, f64::max));
-    let outcome: Result<Option<(Vec<T>, Vec<T>, CollStats)>, collectives::CollError> = (|| {
+    let outcome: collectives::Result<Option<Outcome<T>>> = (|| {
         Ok(Some(match case.op {
             CollOp::Allreduce => {
                 let mut want = vec![T::default(); n];

@@ -47,8 +47,9 @@ impl Suite {
             } else {
                 f64::INFINITY
             };
-            if !(err <= worst.0) {
-                worst = (if err.is_nan() { f64::INFINITY } else { err }, i);
+            let err = if err.is_nan() { f64::INFINITY } else { err };
+            if err > worst.0 {
+                worst = (err, i);
             }
         }
         self.expect(worst.0 <= bound, || {
