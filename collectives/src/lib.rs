@@ -147,3 +147,15 @@ pub trait CompressedCollectives: CommHandle + Sized {
 }
 
 impl<C: CommHandle> CompressedCollectives for C {}
+
+/// Makes a panic on any rank abort the whole MPI job (after printing the panic) rather
+/// than leave the other ranks waiting, and the panicking rank blocked in `MPI_Finalize`
+/// while it unwinds. For MPI programs; call once after initialising MPI.
+pub fn abort_job_on_panic() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        default(info);
+        // SAFETY: aborting is valid at any point after MPI_Init; it does not return.
+        unsafe { mpi::ffi::MPI_Abort(mpi::ffi::RSMPI_COMM_WORLD, 101) };
+    }));
+}

@@ -129,6 +129,7 @@ fn plan(args: &Args) -> Result<Plan, String> {
 fn main() {
     let args = Args::parse();
     let universe = mpi::initialize().expect("MPI initialises");
+    collectives::abort_job_on_panic();
     let world = universe.world();
     let rank = world.rank();
     let fail = |msg: String| -> ! {

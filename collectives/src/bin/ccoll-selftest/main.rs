@@ -45,6 +45,7 @@ fn settings(specs: &str) -> Vec<Setting> {
 
 fn main() {
     let universe = mpi::initialize().expect("MPI initialises");
+    collectives::abort_job_on_panic();
     let mut s = Suite::new(universe.world());
     let args: Vec<String> = std::env::args().collect();
     let arg = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
