@@ -1,7 +1,8 @@
 //! Launching a binary under `mpirun` from a test: every rank's verdict checked, a
-n// Each test file uses part of this module.
-#![allow(dead_code)]
 //! deadline enforced (the whole process group is killed on expiry).
+
+// Each test file uses part of this module.
+#![allow(dead_code)]
 
 use std::io::Read;
 use std::os::unix::process::CommandExt;
