@@ -84,25 +84,30 @@ impl Binomial {
 pub(crate) fn bcast<T: Value>(call: &mut Call, buf: &mut [T], root: usize, recompress: bool) {
     let tree = Binomial::new(call.comm.size, call.comm.rank, root);
     let received = tree.parent().map(|parent| (parent, call.comm.recv(parent, TAG_TREE)));
+    let children = tree.children();
     let mut sends = Vec::new();
     if recompress {
         if let Some((parent, bytes)) = &received {
             call.decode_pieces(*parent, bytes, buf);
         }
-        for child in tree.children() {
+        for child in &children {
             let frames = call.frames_of(buf);
             sends.push(call.isend(tree.rank_of(child.start), TAG_TREE, frames));
         }
     } else {
-        let bundle: Rc<[u8]> = match &received {
-            Some((_, bytes)) => bytes.as_slice().into(),
-            None => call.frames_of(buf).into(),
+        // The root compresses once (if anyone is listening); inner ranks forward as is.
+        let bundle: Option<Rc<[u8]>> = match &received {
+            Some((_, bytes)) => Some(bytes.as_slice().into()),
+            None if !children.is_empty() => Some(call.frames_of(buf).into()),
+            None => None,
         };
-        for child in tree.children() {
-            sends.push(call.isend(tree.rank_of(child.start), TAG_TREE, bundle.clone()));
-        }
-        if let Some((parent, _)) = received {
-            call.decode_pieces(parent, &bundle, buf);
+        if let Some(bundle) = bundle {
+            for child in &children {
+                sends.push(call.isend(tree.rank_of(child.start), TAG_TREE, bundle.clone()));
+            }
+            if let Some((parent, _)) = received {
+                call.decode_pieces(parent, &bundle, buf);
+            }
         }
     }
     wait_all(&mut sends);
