@@ -185,7 +185,9 @@ fn bench<T: Value>(world: &SimpleCommunicator, args: &Args, plan: &Plan) -> Resu
                 last = Some(r);
             }
             let (out, stats) = last.expect("at least one iteration");
-            let lat_us = elapsed / args.iters as f64 * 1e6;
+            // Point-to-point is a ping-pong: half a round trip, as osu_latency reports.
+            let trips = if plan.op == CollOp::P2p { 2.0 } else { 1.0 };
+            let lat_us = elapsed / args.iters as f64 / trips * 1e6;
             let err = reference.as_ref().map(|want| all_max(world, datasets::max_abs_error(&out, want)));
             let bound = stats.as_ref().map_or(0.0, |s| s.error_bound.unwrap_or(f64::INFINITY));
             let bound = all_max(world, bound);
