@@ -76,11 +76,16 @@ impl fmt::Display for CollOp {
 impl FromStr for CollOp {
     type Err = CollError;
     fn from_str(s: &str) -> Result<Self, CollError> {
-        CollOp::ALL
-            .into_iter()
-            .find(|op| op.name() == s)
-            .ok_or_else(|| CollError::Config(format!("unknown operation {s:?}")))
+        by_name(&CollOp::ALL, CollOp::name, s, "operation")
     }
+}
+
+/// The entry of `all` called `s`.
+fn by_name<T: Copy>(all: &[T], name: fn(T) -> &'static str, s: &str, what: &str) -> Result<T, CollError> {
+    all.iter().copied().find(|&x| name(x) == s).ok_or_else(|| {
+        let names: Vec<&str> = all.iter().map(|&x| name(x)).collect();
+        CollError::Config(format!("unknown {what} {s:?} (one of {})", names.join(", ")))
+    })
 }
 
 /// How a call moves its data.
@@ -154,10 +159,7 @@ impl fmt::Display for Algorithm {
 impl FromStr for Algorithm {
     type Err = CollError;
     fn from_str(s: &str) -> Result<Self, CollError> {
-        Algorithm::ALL
-            .into_iter()
-            .find(|a| a.name() == s)
-            .ok_or_else(|| CollError::Config(format!("unknown algorithm {s:?} (one of mpi, cpr-p2p, c-coll, ring, rd, hier, auto)")))
+        by_name(&Algorithm::ALL, Algorithm::name, s, "algorithm")
     }
 }
 
