@@ -331,6 +331,19 @@ pub(crate) fn pieces(range: core::ops::Range<usize>, chunk: usize) -> Vec<core::
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::CollConfig;
+
+    /// A call that never communicates (no agreement), for the frame round trips.
+    fn call(cfg: &CollConfig) -> Call {
+        let setup = Setup { op: CollOp::Bcast, cfg, bytes: 0, count: 0, root: None, reduce: None, local_error: None };
+        begin::<f32>(Comm::detached(0, 2), setup, Algorithm::CColl, &[], false).unwrap()
+    }
+
+    fn raw_config() -> CollConfig {
+        let mut cfg = CollConfig::new(Codec::ZfpFixedAccuracy { tolerance: 1e-3 });
+        cfg.min_bytes_to_compress = usize::MAX;
+        cfg
+    }
 
     #[test]
     fn pieces_cover_the_range() {
@@ -338,5 +351,90 @@ mod tests {
         assert_eq!(pieces(3..3, 4), vec![3..3]);
         assert_eq!(pieces(2..11, 4), vec![2..6, 6..10, 10..11]);
         assert_eq!(pieces(0..8, 4), vec![0..4, 4..8]);
+    }
+
+    #[test]
+    fn raw_frames_round_trip_and_every_wrong_field_is_rejected() {
+        let cfg = raw_config();
+        let mut c = call(&cfg);
+        let values = [1.5f32, -2.0, f32::NAN];
+        let frame = c.frame(&values, 4, 9);
+        assert_eq!(frame.len(), HEADER_LEN + 12);
+        let mut out = [0f32; 3];
+        assert!(c.decode(1, &frame, &c.expect::<f32>(Some(4), Some(9), 3), &mut out));
+        assert!(out[..2] == values[..2] && out[2].is_nan());
+        assert_eq!(c.stats.values_compressed, 0);
+
+        let wrong = [
+            c.expect::<f32>(Some(5), Some(9), 3),
+            c.expect::<f32>(Some(4), Some(8), 3),
+            c.expect::<f32>(Some(4), Some(9), 2),
+            Expect { codec: 7, ..c.expect::<f32>(Some(4), Some(9), 3) },
+            c.expect::<f64>(Some(4), Some(9), 3),
+        ];
+        for want in wrong {
+            let mut c = call(&cfg);
+            let mut out = vec![0f32; want.count.unwrap_or(0) as usize];
+            assert!(!c.decode(1, &frame, &want, &mut out), "{want:?}");
+            assert!(matches!(c.finish(0, None), Err(CollError::BadMessage { peer: 1, .. })));
+        }
+        let mut c = call(&cfg);
+        assert!(!c.decode(1, &frame[..frame.len() - 1], &c.expect::<f32>(Some(4), Some(9), 3), &mut out));
+    }
+
+    #[test]
+    fn a_failed_call_flags_its_frames_and_the_receiver_reports_it() {
+        let cfg = raw_config();
+        let mut sender = call(&cfg);
+        sender.fail(CollError::Config("earlier trouble".into()));
+        let frame = sender.frame(&[1.0f32], 0, 1);
+        let mut receiver = call(&cfg);
+        let mut out = [0f32];
+        assert!(!receiver.decode(3, &frame, &receiver.expect::<f32>(Some(0), Some(1), 1), &mut out));
+        assert_eq!(receiver.finish(0, None), Err(CollError::PeerFailed { peer: 3 }));
+    }
+
+    #[test]
+    fn bundles_of_pieces_round_trip() {
+        let mut cfg = raw_config();
+        cfg.pipeline_chunk_bytes = 40;
+        let mut c = call(&cfg);
+        let values: Vec<f32> = (0..25).map(|i| i as f32 * 0.5).collect();
+        let bundle = c.frames_of(&values);
+        assert_eq!(bundle.len(), 3 * HEADER_LEN + 100);
+        let mut out = vec![0f32; 25];
+        c.decode_pieces(0, &bundle, &mut out);
+        assert_eq!(out, values);
+        assert!(c.finish(0, None).is_ok());
+        // One value short: the piece layout differs and the bundle is refused.
+        let mut c = call(&cfg);
+        c.decode_pieces(0, &bundle, &mut out[..24]);
+        assert!(c.finish(0, None).is_err());
+    }
+
+    #[test]
+    fn decoding_random_bytes_never_panics() {
+        let cfg = raw_config();
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut c = call(&cfg);
+        let template = c.frame(&[0.25f32; 16], 0, 1);
+        for case in 0..20_000 {
+            let mut bytes = template.clone();
+            match case % 3 {
+                0 => bytes = (0..next() % 120).map(|_| next() as u8).collect(),
+                1 => bytes[next() as usize % template.len()] ^= 1 << (next() % 8),
+                _ => bytes.truncate(next() as usize % template.len()),
+            }
+            let mut out = [0f32; 16];
+            let want = c.expect::<f32>(Some(0), Some(1), 16);
+            c.decode(0, &bytes, &want, &mut out);
+            c.decode_pieces(0, &bytes, &mut out);
+        }
     }
 }

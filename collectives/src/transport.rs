@@ -61,6 +61,13 @@ impl Comm {
         Comm { raw: c.as_raw(), rank: c.rank() as usize, size: c.size() as usize }
     }
 
+    /// A handle that must not communicate: for tests of the local steps of a call.
+    #[cfg(test)]
+    pub fn detached(rank: usize, size: usize) -> Comm {
+        // SAFETY: reading an extern constant.
+        Comm { raw: unsafe { ffi::RSMPI_COMM_NULL }, rank, size }
+    }
+
     /// Rank `(rank + delta) mod size`.
     pub fn peer(&self, delta: isize) -> usize {
         (self.rank as isize + delta).rem_euclid(self.size as isize) as usize
