@@ -70,7 +70,7 @@ pub(crate) fn allreduce<C: CommHandle, T: Value>(
         local_error,
     };
     let (mut call, algorithm) = start(c, setup, send.unwrap_or(&*buf))?;
-    if let Some(s) = send {
+    if let (Some(s), true) = (send, algorithm.compresses()) {
         buf.copy_from_slice(s);
     }
     let p = c.size;
@@ -97,8 +97,11 @@ pub(crate) fn allreduce<C: CommHandle, T: Value>(
         }
         Algorithm::Hierarchical => hierarchical(comm, &mut call, buf, op, cfg),
         Algorithm::Mpi | Algorithm::Auto => {
-            let input = buf.to_vec();
-            baseline::allreduce(comm, &input, buf, op);
+            // The library's allreduce on the caller's buffers (a copy only in place).
+            match send {
+                Some(s) => baseline::allreduce(comm, s, buf, op),
+                None => baseline::allreduce(comm, &buf.to_vec(), buf, op),
+            }
             call.count_uncompressed::<T>(n);
             0
         }
@@ -314,15 +317,17 @@ pub(crate) fn allgather<C: CommHandle, T: Value>(comm: &C, send: Option<&[T]>, b
     let blocks = uniform(n, c.size);
     let own = if buf.len() == n * c.size { blocks.range(c.rank) } else { 0..0 };
     let (mut call, algorithm) = start(c, setup, send.unwrap_or(&buf[own.clone()]))?;
-    if let Some(s) = send {
+    if let (Some(s), true) = (send, algorithm.compresses()) {
         buf[own.clone()].copy_from_slice(s);
     }
     match algorithm {
         Algorithm::CColl => ring::allgather(&mut call, buf, &blocks, GatherStyle::SizesFirst, true),
         Algorithm::CprP2p => ring::allgather(&mut call, buf, &blocks, GatherStyle::Recompress, true),
         _ => {
-            let mine = buf[own].to_vec();
-            baseline::allgather(comm, &mine, buf);
+            match send {
+                Some(s) => baseline::allgather(comm, s, buf),
+                None => baseline::allgather(comm, &buf[own].to_vec(), buf),
+            }
             call.count_uncompressed::<T>(n);
         }
     }
