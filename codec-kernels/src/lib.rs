@@ -9,3 +9,5 @@
 pub mod bitstream;
 pub mod grid;
 pub mod reduce;
+pub mod szx;
+pub mod zfp;

@@ -5,6 +5,7 @@
 //! schedule says, and flags every frame it sends from then on (`FAILED`), so that no peer
 //! blocks and every rank downstream reports the failure too.
 
+use codec_host::szx::ErrorBound;
 use codec_host::Codec;
 use codec_kernels::reduce::ReduceOp;
 
@@ -103,17 +104,27 @@ pub(crate) fn begin<T: Value>(comm: Comm, mut setup: Setup, algorithm: Algorithm
 }
 
 /// True if the codec's bound is relative to the data's value range.
-fn needs_range(_codec: &Codec) -> bool {
-    false
+fn needs_range(codec: &Codec) -> bool {
+    matches!(codec, Codec::SzxRelative { .. } | Codec::SzxPipelined { bound: ErrorBound::Rel(_), .. })
 }
 
 /// The codec a call runs and its absolute bound per compression. A relative bound becomes
-/// absolute with the agreed value range; where that leaves no room for error (constant
-/// or empty data), the call sends everything uncompressed.
-fn resolve_codec(codec: Codec, _range: Option<(f64, f64)>) -> (Option<HostCodec>, Option<f64>) {
+/// absolute with the agreed value range (every rank then compresses with the same
+/// absolute bound, so the accounting in k x E holds); where that leaves no room for
+/// error (constant or empty data), the call sends everything uncompressed. The
+/// framework cuts messages into pipeline chunks itself, so a pipelined SZx codec runs
+/// as plain SZx per chunk.
+fn resolve_codec(codec: Codec, range: Option<(f64, f64)>) -> (Option<HostCodec>, Option<f64>) {
+    let absolute = |abs_error: f64| (Some(HostCodec { codec: Codec::Szx { abs_error } }), Some(abs_error));
+    let relative = |rel_error: f64| match range.map(|(lo, hi)| rel_error * (hi - lo)) {
+        Some(e) if e > 0.0 && e.is_finite() => absolute(e),
+        _ => (None, Some(0.0)),
+    };
     match codec {
         Codec::ZfpFixedRate { .. } => (Some(HostCodec { codec }), None),
         Codec::ZfpFixedAccuracy { tolerance } => (Some(HostCodec { codec }), Some(tolerance)),
+        Codec::Szx { abs_error } | Codec::SzxPipelined { bound: ErrorBound::Abs(abs_error), .. } => absolute(abs_error),
+        Codec::SzxRelative { rel_error } | Codec::SzxPipelined { bound: ErrorBound::Rel(rel_error), .. } => relative(rel_error),
     }
 }
 

@@ -15,8 +15,6 @@ pub trait Value: Element + Reducible + Equivalence + Into<f64> {
     fn put_le(self, out: &mut [u8]);
     /// Reads a value from `bytes[..SIZE]` (little-endian).
     fn get_le(bytes: &[u8]) -> Self;
-    /// True if neither NaN nor infinite.
-    fn finite(self) -> bool;
 }
 
 macro_rules! value_impl {
@@ -33,10 +31,6 @@ macro_rules! value_impl {
                 let mut b = [0u8; core::mem::size_of::<$t>()];
                 b.copy_from_slice(&bytes[..Self::SIZE]);
                 <$t>::from_le_bytes(b)
-            }
-            #[inline]
-            fn finite(self) -> bool {
-                self.is_finite()
             }
         }
     };
@@ -63,7 +57,7 @@ pub(crate) fn read_le<T: Value>(bytes: &[u8], out: &mut [T]) {
 
 /// Smallest and largest finite value of `values`, if any.
 pub(crate) fn finite_range<T: Value>(values: &[T]) -> Option<(f64, f64)> {
-    values.iter().filter(|v| v.finite()).map(|v| v.to_f64()).fold(None, |acc, v| match acc {
+    values.iter().map(|v| v.to_f64()).filter(|v| v.is_finite()).fold(None, |acc, v| match acc {
         None => Some((v, v)),
         Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
     })
