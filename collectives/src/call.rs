@@ -45,7 +45,12 @@ impl Setup<'_> {
 pub(crate) struct Call {
     pub comm: Comm,
     pub op: CollOp,
-    codec: Option<HostCodec>,
+    /// What this rank compresses with (`None`: everything travels raw).
+    encoder: Option<HostCodec>,
+    /// What decodes compressed frames: streams describe themselves, so this needs only
+    /// the configured codec (a receiver of a relative bound does not know the sender's
+    /// range, and need not).
+    decoder: HostCodec,
     fingerprint: u32,
     min_bytes: usize,
     chunk_bytes: usize,
@@ -86,7 +91,7 @@ pub(crate) fn begin<T: Value>(comm: Comm, mut setup: Setup, algorithm: Algorithm
     } else {
         local_range
     };
-    let (codec, abs_error) = resolve_codec(cfg.codec, range);
+    let (encoder, abs_error) = resolve_codec(cfg.codec, range);
     let mut stats = CollStats::new(algorithm);
     stats.abs_error = abs_error;
     Ok(Call {
@@ -95,7 +100,8 @@ pub(crate) fn begin<T: Value>(comm: Comm, mut setup: Setup, algorithm: Algorithm
         // The configured codec (which every rank shares), not the resolved one: a
         // relative bound resolves to the sender's own range in point-to-point calls.
         fingerprint: codec_fingerprint(&cfg.codec),
-        codec,
+        encoder,
+        decoder: HostCodec { codec: cfg.codec },
         min_bytes: cfg.min_bytes_to_compress,
         chunk_bytes: cfg.pipeline_chunk_bytes,
         stats,
@@ -171,7 +177,7 @@ impl Call {
         let raw_len = values.len() * T::SIZE;
         let mut flags = if self.fault.is_some() { FAILED } else { 0 };
         let mut compressed = false;
-        if let Some(codec) = self.codec.filter(|_| !values.is_empty() && raw_len >= self.min_bytes) {
+        if let Some(codec) = self.encoder.filter(|_| !values.is_empty() && raw_len >= self.min_bytes) {
             self.stats.values_compressed += values.len() as u64;
             match codec.compress(values, out) {
                 Ok(()) => compressed = out.len() - start - HEADER_LEN < raw_len,
@@ -258,11 +264,8 @@ impl Call {
             read_le(payload, out);
             return true;
         }
-        let Some(codec) = self.codec else {
-            return self.reject(bad("compressed frame in a call that sends raw values".into()));
-        };
         self.stats.values_decompressed += out.len() as u64;
-        match codec.decompress(payload, out) {
+        match self.decoder.decompress(payload, out) {
             Ok(()) => true,
             Err(e) => self.reject(bad(format!("payload does not decode: {e}"))),
         }

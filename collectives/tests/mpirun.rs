@@ -7,7 +7,7 @@ mod common;
 use std::time::Duration;
 
 /// The codec settings of the matrix (see `ccoll-selftest --codecs`).
-const CODECS: &str = "raw";
+const CODECS: &str = "raw,szx:1e-3,szx-rel:1e-4,zfp-acc:1e-3";
 
 fn selftest(ranks: usize) {
     let launch = common::mpirun(ranks, env!("CARGO_BIN_EXE_ccoll-selftest"), &["--codecs", CODECS], &[], Duration::from_secs(600));
