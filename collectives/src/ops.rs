@@ -100,7 +100,10 @@ pub(crate) fn allreduce<C: CommHandle, T: Value>(
             // The library's allreduce on the caller's buffers (a copy only in place).
             match send {
                 Some(s) => baseline::allreduce(comm, s, buf, op),
-                None => baseline::allreduce(comm, &buf.to_vec(), buf, op),
+                None => {
+                    let input = buf.to_vec();
+                    baseline::allreduce(comm, &input, buf, op)
+                }
             }
             call.count_uncompressed::<T>(n);
             0
@@ -326,7 +329,10 @@ pub(crate) fn allgather<C: CommHandle, T: Value>(comm: &C, send: Option<&[T]>, b
         _ => {
             match send {
                 Some(s) => baseline::allgather(comm, s, buf),
-                None => baseline::allgather(comm, &buf[own].to_vec(), buf),
+                None => {
+                    let mine = buf[own].to_vec();
+                    baseline::allgather(comm, &mine, buf)
+                }
             }
             call.count_uncompressed::<T>(n);
         }
