@@ -316,6 +316,15 @@ impl Call {
         self.comm.isend(dest, tag, buf)
     }
 
+    /// One CPR-P2P exchange: sends `frame` to `dest` while receiving the next frame from
+    /// `src`, then decodes it into `out`.
+    pub fn exchange<T: Value>(&mut self, dest: usize, src: usize, tag: i32, frame: Vec<u8>, want: &Expect, out: &mut [T]) {
+        let mut tx = self.isend(dest, tag, frame);
+        let bytes = self.comm.recv(src, tag);
+        self.decode(src, &bytes, want, out);
+        tx.wait();
+    }
+
     /// Sends frames and waits, counting them.
     pub fn send(&mut self, dest: usize, tag: i32, bytes: &[u8]) {
         self.count_sent(bytes);

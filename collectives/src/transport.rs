@@ -250,6 +250,13 @@ impl Drop for Pending {
     }
 }
 
+/// Tests every request once (lets MPI progress them).
+pub(crate) fn test_all(reqs: &mut [Pending]) {
+    for r in reqs {
+        r.test();
+    }
+}
+
 /// Waits for every request.
 pub(crate) fn wait_all(reqs: &mut [Pending]) {
     reqs.iter_mut().for_each(Pending::wait);

@@ -18,11 +18,8 @@ pub(crate) fn alltoall<T: Value>(call: &mut Call, send: &[T], recv: &mut [T], bl
         for i in 1..p {
             let (dest, src) = (call.comm.peer(i as isize), call.comm.peer(-(i as isize)));
             let frame = call.frame(&send[blocks.range(dest)], me, p);
-            let mut tx = call.isend(dest, TAG_ALLTOALL, frame);
-            let bytes = call.comm.recv(src, TAG_ALLTOALL);
             let want = call.expect::<T>(Some(src), Some(p), blocks.len(src));
-            call.decode(src, &bytes, &want, &mut recv[blocks.range(src)]);
-            tx.wait();
+            call.exchange(dest, src, TAG_ALLTOALL, frame, &want, &mut recv[blocks.range(src)]);
         }
         return;
     }

@@ -11,7 +11,7 @@
 
 use crate::call::{pieces, Call};
 use crate::frame::{Header, ANNOUNCE, HEADER_LEN};
-use crate::transport::{wait_all, wait_any, TAG_P2P_ACK};
+use crate::transport::{test_all, wait_all, wait_any, TAG_P2P_ACK};
 use crate::{CollError, Value};
 
 /// Reasons a receiver rejects an announced transfer, as sent back to the sender.
@@ -28,9 +28,8 @@ pub(crate) fn send<T: Value>(call: &mut Call, dest: usize, tag: i32, data: &[T],
     for (i, r) in ranges.iter().enumerate() {
         let frame = call.frame(&data[r.clone()], i, ranges.len());
         sends.push(call.isend(dest, tag, frame));
-        for s in sends.iter_mut() {
-            s.test();
-        }
+        // Progress between chunks.
+        test_all(&mut sends);
         ack.test();
     }
     wait_all(&mut sends);

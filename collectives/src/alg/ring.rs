@@ -12,7 +12,7 @@ use codec_kernels::reduce::{reduce_tile, ReduceOp};
 use crate::blocks::Blocks;
 use crate::call::{pieces, Call};
 use crate::frame::HEADER_LEN;
-use crate::transport::{wait_all, wait_any, Pending, TAG_GATHER_RING, TAG_RING};
+use crate::transport::{test_all, wait_all, wait_any, Pending, TAG_GATHER_RING, TAG_RING};
 use crate::Value;
 
 /// How a reduce-scatter step moves its block.
@@ -77,9 +77,7 @@ fn step<T: Value>(
         let frame = call.frame(&work[piece.clone()], i, send_pieces.len());
         sends.push(call.isend(next, TAG_RING, frame));
         // Progress between chunks: test the sends, take every chunk that has arrived.
-        for s in sends.iter_mut() {
-            s.test();
-        }
+        test_all(&mut sends);
         for (j, rx) in recvs.iter_mut().enumerate() {
             if !rx.consumed() && rx.test() {
                 absorb(call, work, j, rx.take_bytes());
@@ -154,10 +152,7 @@ fn allgather_recompress<T: Value>(call: &mut Call, work: &mut [T], blocks: &Bloc
     for s in 0..p - 1 {
         let (send_block, recv_block) = ((r + p - s) % p, (r + p - s - 1) % p);
         let frame = call.frame(&work[blocks.range(send_block)], send_block, p);
-        let mut tx = call.isend(next, TAG_GATHER_RING, frame);
-        let bytes = call.comm.recv(prev, TAG_GATHER_RING);
         let want = call.expect::<T>(Some(recv_block), Some(p), blocks.len(recv_block));
-        call.decode(prev, &bytes, &want, &mut work[blocks.range(recv_block)]);
-        tx.wait();
+        call.exchange(next, prev, TAG_GATHER_RING, frame, &want, &mut work[blocks.range(recv_block)]);
     }
 }
