@@ -7,14 +7,13 @@
 
 use codec_host::szx::ErrorBound;
 use codec_host::Codec;
-use codec_kernels::reduce::ReduceOp;
 
 use crate::agree::{agree, Signature};
-use crate::codec_port::{HostCodec, PieceCodec};
+use crate::codec_port::{executor, HostCodec, PieceCodec};
 use crate::frame::{self, codec_fingerprint, Expect, Header, ANNOUNCE, FAILED, FALLBACK, HEADER_LEN, RAW};
 use crate::transport::{Buf, Comm, Pending};
 use crate::value::{extend_le, finite_range, read_le};
-use crate::{config, Algorithm, CollConfig, CollError, CollOp, CollStats, NodeGroups, Result, Value};
+use crate::{config, Algorithm, CollConfig, CollError, CollOp, CollStats, NodeGroups, ReduceOp, Result, Value};
 
 /// What a call states about itself before the agreement.
 pub(crate) struct Setup<'a> {
@@ -314,6 +313,14 @@ impl Call {
             Buf::Shared(r) => r,
         });
         self.comm.isend(dest, tag, buf)
+    }
+
+    /// `acc[i] = acc[i] op src[i]` with codec-host's reduction kernel on the collectives'
+    /// executor (the lengths always agree; a failure is recorded like any other).
+    pub fn reduce<T: Value>(&mut self, op: ReduceOp, acc: &mut [T], src: &[T]) {
+        if let Err(e) = codec_host::elementwise::reduce(executor(), op, acc, src) {
+            self.fail(e.into());
+        }
     }
 
     /// One CPR-P2P exchange: sends `frame` to `dest` while receiving the next frame from

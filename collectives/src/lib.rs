@@ -40,8 +40,8 @@
 //! # NaN and infinity
 //! SZx keeps NaN and infinity exactly. ZFP rejects them (`Error::NonFinite`): the piece
 //! that holds them is then sent uncompressed, exactly, and counted in
-//! [`CollStats::raw_fallbacks`]. Reductions propagate NaN (see
-//! [`codec_kernels::reduce`]), so the result has NaN where MPI's SUM and PROD have it.
+//! [`CollStats::raw_fallbacks`]. Reductions propagate NaN (see [`ReduceOp`]), so the
+//! result has NaN where MPI's SUM and PROD have it.
 
 mod accuracy;
 mod agree;
@@ -58,7 +58,7 @@ mod transport;
 mod value;
 
 pub use accuracy::{binomial_depth, compressions_per_value, rounding_slack};
-pub use codec_kernels::reduce::ReduceOp;
+pub use codec_host::elementwise::ReduceOp;
 pub use codec_port::ENV_CODEC_THREADS;
 pub use config::{Algorithm, CollConfig, CollOp, NodeGroups, ENV_ALGORITHM};
 pub use error::{CollError, Result};

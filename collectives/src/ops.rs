@@ -1,6 +1,5 @@
 //! The operations: argument checks, algorithm selection, agreement, dispatch.
 
-use codec_kernels::reduce::ReduceOp;
 use mpi::ffi::MPI_Comm;
 use mpi::raw::AsRaw;
 use mpi::topology::{Color, Communicator};
@@ -11,7 +10,7 @@ use crate::alg::{alltoall, baseline, doubling, p2p, ring, tree};
 use crate::blocks::Blocks;
 use crate::call::{begin, Call, Setup};
 use crate::transport::{Comm, TAG_BASE};
-use crate::{Algorithm, CollConfig, CollError, CollOp, CollStats, NodeGroups, Result, Value};
+use crate::{Algorithm, CollConfig, CollError, CollOp, CollStats, NodeGroups, ReduceOp, Result, Value};
 
 /// A communicator the operations run on.
 pub trait CommHandle: Communicator + AsRaw<Raw = MPI_Comm> {}

@@ -1,12 +1,12 @@
 //! The element types the collectives move: `f32` and `f64`.
 
-use codec_host::Element;
-use codec_kernels::reduce::Reducible;
+use codec_host::BackendElem;
 use mpi::datatype::Equivalence;
 
-/// An element type of the compressed collectives: a codec element, a reduction operand
-/// and an MPI datatype at once. Implemented for `f32` and `f64`.
-pub trait Value: Element + Reducible + Equivalence + Into<f64> {
+/// An element type of the compressed collectives: a codec element and reduction operand
+/// (codec-host's `BackendElem`) and an MPI datatype at once. Implemented for `f32` and
+/// `f64`.
+pub trait Value: BackendElem + Equivalence + Into<f64> {
     /// Size in bytes.
     const SIZE: usize;
     /// Machine epsilon, widened.

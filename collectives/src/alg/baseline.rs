@@ -3,13 +3,12 @@
 
 use std::os::raw::c_int;
 
-use codec_kernels::reduce::ReduceOp;
 use mpi::collective::SystemOperation;
 use mpi::ffi;
 use mpi::raw::AsRaw;
 use mpi::traits::*;
 
-use crate::Value;
+use crate::{ReduceOp, Value};
 
 fn system_op(op: ReduceOp) -> SystemOperation {
     match op {

@@ -6,12 +6,10 @@
 //! compress the whole partial vector, exchange, decompress the partner's and reduce. The
 //! odd ranks finally send the result (compressed) back to their even partners.
 
-use codec_kernels::reduce::{reduce_tile, ReduceOp};
-
 use crate::call::Call;
 use crate::frame::HEADER_LEN;
 use crate::transport::{TAG_DOUBLING, TAG_FOLD};
-use crate::Value;
+use crate::{ReduceOp, Value};
 
 /// Recursive-doubling allreduce of `buf` (this rank's input on entry, the result on exit).
 pub(crate) fn allreduce<T: Value>(call: &mut Call, buf: &mut [T], op: ReduceOp) {
@@ -67,6 +65,6 @@ pub(crate) fn allreduce<T: Value>(call: &mut Call, buf: &mut [T], op: ReduceOp) 
 fn absorb<T: Value>(call: &mut Call, src: usize, bytes: &[u8], buf: &mut [T], scratch: &mut [T], op: ReduceOp) {
     let want = call.expect::<T>(Some(src), Some(1), buf.len());
     if call.decode(src, bytes, &want, scratch) {
-        reduce_tile(op, buf, scratch);
+        call.reduce(op, buf, scratch);
     }
 }

@@ -7,13 +7,11 @@
 //! crossed `p - 1` compressions. In allgather step `s`, rank `r` forwards block `r - s`
 //! and receives block `r - s - 1`.
 
-use codec_kernels::reduce::{reduce_tile, ReduceOp};
-
 use crate::blocks::Blocks;
 use crate::call::{pieces, Call};
 use crate::frame::HEADER_LEN;
 use crate::transport::{test_all, wait_all, wait_any, Pending, TAG_GATHER_RING, TAG_RING};
-use crate::Value;
+use crate::{ReduceOp, Value};
 
 /// How a reduce-scatter step moves its block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,7 +65,7 @@ fn step<T: Value>(
         scratch.resize(range.len(), T::default());
         let want = call.expect::<T>(Some(j), Some(recv_pieces.len()), range.len());
         if call.decode(prev, &bytes, &want, scratch) {
-            reduce_tile(op, &mut work[range], scratch);
+            call.reduce(op, &mut work[range], scratch);
         }
     };
 
