@@ -1,0 +1,51 @@
+//! `cargo xtask datasets`: the statistics table of docs/datasets.md.
+
+use clap::Args;
+use datasets::{field_stats, Named};
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Args)]
+pub struct DatasetsArgs {
+    /// Data sets to describe (default: all).
+    #[arg(long, value_delimiter = ',')]
+    names: Vec<String>,
+    /// Generate this many values instead of the default size.
+    #[arg(long, value_parser = crate::units::parse_size)]
+    len: Option<u64>,
+}
+
+pub fn run(a: &DatasetsArgs) -> Result<ExitCode, String> {
+    let named: Vec<Named> = if a.names.is_empty() {
+        Named::ALL.to_vec()
+    } else {
+        a.names.iter().map(|n| Named::from_name(n).ok_or_else(|| format!("unknown data set {n}"))).collect::<Result<_, _>>()?
+    };
+    println!("| name | dims (x fastest) | type | min | max | std | zeros | near-zero | lag-1 corr | const blocks | kurtosis | gen s |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for n in named {
+        let t = Instant::now();
+        let d = match a.len {
+            Some(len) => n.generate_len(len as usize, datasets::DEFAULT_SEED),
+            None => n.generate_default(),
+        };
+        let gen_s = t.elapsed().as_secs_f64();
+        let v = d.values.to_f64();
+        let s = field_stats(&v, d.dims[0]);
+        let dims = d.dims.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("x");
+        println!(
+            "| {} | {dims} | {} | {:.4e} | {:.4e} | {:.3e} | {:.3} | {:.3} | {:.3} | {:.3} | {:.1} | {gen_s:.1} |",
+            d.name,
+            d.values.elem_name(),
+            s.min,
+            s.max,
+            s.std,
+            s.zero_fraction,
+            s.near_zero_fraction,
+            s.lag1_autocorr,
+            s.const_block_fraction,
+            s.excess_kurtosis
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,24 @@
+//! Locating and building the workspace's binaries.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The workspace root (the directory above this crate).
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
+}
+
+/// `cargo build --release -p PACKAGE --bin BIN`, returning the binary's path.
+pub fn build_release_bin(package: &str, bin: &str) -> Result<PathBuf, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .current_dir(root())
+        .args(["build", "--release", "--quiet", "-p", package, "--bin", bin])
+        .status()
+        .map_err(|e| format!("cargo: {e}"))?;
+    if !status.success() {
+        return Err(format!("building {bin} failed"));
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"));
+    Ok(target.join("release").join(bin))
+}
