@@ -33,7 +33,7 @@ fn nearest_divisor(n: usize, target: f64) -> usize {
     let score = |d: usize| (d as f64 / target).ln().abs();
     let mut i = 1;
     while i * i <= n {
-        if n % i == 0 {
+        if n.is_multiple_of(i) {
             for d in [i, n / i] {
                 if score(d) < score(best) {
                     best = d;

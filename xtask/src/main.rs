@@ -1,7 +1,10 @@
 //! Project automation, run as `cargo xtask <command>`.
 
+mod bench_csv;
 mod cluster;
 mod datasets_cmd;
+mod model;
+mod plot;
 mod signals;
 mod units;
 mod workspace;

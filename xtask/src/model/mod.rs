@@ -1,0 +1,3 @@
+//! The cost model (see docs/cost-model.md).
+
+pub mod formulas;
