@@ -3,6 +3,7 @@
 mod bench_csv;
 mod cluster;
 mod datasets_cmd;
+mod demo;
 mod model;
 mod plot;
 mod signals;
@@ -29,10 +30,13 @@ enum Cmd {
     Cluster(ClusterCmd),
     /// Statistics of the built-in data sets (see docs/datasets.md).
     Datasets(datasets_cmd::DatasetsArgs),
+    /// The README's main job: plain MPI vs compressed collectives on the emulated cluster.
+    Demo(demo::DemoArgs),
 }
 
+/// The cluster's shape, shared by `cluster` and `demo`.
 #[derive(Args, Clone)]
-struct Shape {
+pub struct Shape {
     /// Number of nodes (one MPI rank each).
     #[arg(long, default_value_t = 4)]
     nodes: usize,
@@ -48,7 +52,7 @@ struct Shape {
 }
 
 impl Shape {
-    fn topology(&self) -> (Topology, LinkSpec) {
+    pub fn topology(&self) -> (Topology, LinkSpec) {
         (Topology { prefix: self.prefix.clone(), nodes: self.nodes }, LinkSpec { rate_bps: self.link, latency: self.latency })
     }
 }
@@ -114,6 +118,7 @@ fn main() -> ExitCode {
     let result = match Cli::parse().cmd {
         Cmd::Cluster(c) => cluster_cmd(c),
         Cmd::Datasets(a) => datasets_cmd::run(&a),
+        Cmd::Demo(a) => demo::run(&a),
     };
     match result {
         Ok(code) if signals::interrupted() => {

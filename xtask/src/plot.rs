@@ -30,9 +30,16 @@ fn load_font() -> bool {
 
 /// A fixed colour per algorithm, so that every panel and every run agree.
 fn algo_color(algo: &str) -> RGBAColor {
-    const KNOWN: [&str; 6] = ["mpi", "cpr-p2p", "c-coll", "ring", "rd", "hier"];
-    let k = KNOWN.iter().position(|a| *a == algo).unwrap_or(KNOWN.len() + algo.len());
-    Palette99::pick(k).to_rgba()
+    let rgb = match algo {
+        "mpi" => RGBColor(200, 30, 40),
+        "cpr-p2p" => RGBColor(240, 140, 0),
+        "c-coll" => RGBColor(30, 90, 200),
+        "ring" => RGBColor(20, 150, 60),
+        "rd" => RGBColor(130, 50, 170),
+        "hier" => RGBColor(120, 80, 40),
+        other => return Palette99::pick(other.len()).to_rgba(),
+    };
+    rgb.to_rgba()
 }
 
 /// Whether the plot got its text.
