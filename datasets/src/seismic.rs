@@ -1,10 +1,10 @@
 //! RTM-like seismic wavefield snapshots.
 //!
 //! Reverse-time-migration data are snapshots of a wave equation solved in a layered
-//! earth: a few shots fired near the surface, each an expanding Ricker-wavelet front
-//! bent by the velocity layers, weaker fronts reflected from the layer interfaces, a
-//! faint scattered coda behind the fronts, and exact zeros wherever no wave has arrived
-//! yet. That last part, a mostly zero background, is what makes such snapshots very
+//! earth for one shot at a time: a source fired near the surface, its expanding
+//! Ricker-wavelet front bent by the velocity layers, weaker fronts reflected from the
+//! layer interfaces, a faint scattered coda behind the fronts, and exact zeros wherever
+//! no wave has arrived yet. That last part, a mostly zero background, is what makes such snapshots very
 //! compressible with an error-bounded codec, while the fronts themselves are smooth
 //! oscillations sampled at about eight points per wavelength.
 //!
@@ -29,6 +29,8 @@ const PEAK_HZ: f64 = 15.0;
 /// Beyond (pi f tau)^2 = 20 the wavelet is below 1e-7 of its peak and is left at zero.
 const RICKER_CUTOFF: f64 = 20.0;
 const CODA_LEVEL: f64 = 0.03;
+/// RTM propagates one shot per run, so a snapshot holds one source's wavefield.
+const SHOTS: usize = 1;
 const CODA_DECAY_S: f64 = 0.15;
 
 struct Layer {
@@ -61,7 +63,7 @@ impl Model {
                 velocity: v * rng.random_range(0.95..1.05),
             })
             .collect();
-        let shots = (0..3)
+        let shots = (0..SHOTS)
             .map(|_| Shot {
                 pos: [
                     rng.random_range(0.2..0.8) * EXTENT_M,
