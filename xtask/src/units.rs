@@ -9,7 +9,7 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
     let (num, mult) = split_suffix(t, &[("k", 1e3), ("m", 1e6), ("g", 1e9), ("t", 1e12)]);
     let v: f64 = num.parse().map_err(|_| format!("bad rate {s:?} (e.g. 1gbit, 100mbit)"))?;
     let bits = v * mult;
-    if !(bits >= 1e3 && bits <= 1e13) {
+    if !(1e3..=1e13).contains(&bits) {
         return Err(format!("rate {s:?} out of range (1 kbit/s to 10 Tbit/s)"));
     }
     Ok(bits.round() as u64)
@@ -60,7 +60,7 @@ pub fn fmt_rate(bps: u64) -> String {
 /// `16M`, `256M`, `1G`, `4K`, `100`: the inverse of [`parse_size`] for exact multiples.
 pub fn fmt_size(bytes: u64) -> String {
     for (m, u) in [(1u64 << 30, "G"), (1 << 20, "M"), (1 << 10, "K")] {
-        if bytes >= m && bytes % m == 0 {
+        if bytes >= m && bytes.is_multiple_of(m) {
             return format!("{}{u}", bytes / m);
         }
     }
