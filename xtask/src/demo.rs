@@ -63,6 +63,7 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
     };
     let out = if a.out.is_absolute() { a.out.clone() } else { workspace::root().join(&a.out) };
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let load_before = load_average();
     let (topo, link) = a.shape.topology();
     let cluster = Cluster::up(topo, link)?;
     println!("cluster up: {}", cluster.describe());
@@ -115,7 +116,13 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
 
     let baseline = a.algos.split(',').next().unwrap_or("mpi");
     let mut report = String::new();
-    let _ = writeln!(report, "cluster: {description}\nlink probe: rtt {:.1} us, {:.1} MB/s payload\n", probe.rtt.as_secs_f64() * 1e6, probe.bytes_per_s / 1e6);
+    let _ = writeln!(
+        report,
+        "cluster: {description}\nlink probe: rtt {:.1} us, {:.1} MB/s payload\nmachine load average (1 min) before: {load_before}, after: {}\n",
+        probe.rtt.as_secs_f64() * 1e6,
+        probe.bytes_per_s / 1e6,
+        load_average()
+    );
     report.push_str(&table(&rows, baseline));
     report.push('\n');
     report.push_str(&cpu_table(&costs));
@@ -136,6 +143,11 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
         println!("incomplete: {} of {total} measurements; {}", rows.len(), failures.join("; "));
         Ok(ExitCode::FAILURE)
     }
+}
+
+/// The 1-minute load average: other work on the machine skews every timing.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg").ok().and_then(|l| l.split_whitespace().next().map(str::to_string)).unwrap_or_else(|| "?".into())
 }
 
 /// CPU seconds (user + system) of all waited-for children so far: ranks, daemons and
