@@ -16,6 +16,10 @@ pub struct DatasetsArgs {
 }
 
 pub fn run(a: &DatasetsArgs) -> Result<ExitCode, String> {
+    if cfg!(debug_assertions) {
+        // Generation times and full-size fields want optimised code.
+        return crate::workspace::rerun_in_release();
+    }
     let named: Vec<Named> = if a.names.is_empty() {
         Named::ALL.to_vec()
     } else {

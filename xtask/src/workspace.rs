@@ -22,3 +22,11 @@ pub fn build_release_bin(package: &str, bin: &str) -> Result<PathBuf, String> {
     let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"));
     Ok(target.join("release").join(bin))
 }
+
+/// Runs this same xtask command line again from a release build (for measurements that
+/// a debug build would distort), returning its exit code.
+pub fn rerun_in_release() -> Result<std::process::ExitCode, String> {
+    let exe = build_release_bin("xtask", "xtask")?;
+    let status = Command::new(&exe).args(std::env::args_os().skip(1)).status().map_err(|e| format!("{}: {e}", exe.display()))?;
+    Ok(std::process::ExitCode::from(status.code().unwrap_or(1).clamp(0, 255) as u8))
+}
