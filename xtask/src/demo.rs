@@ -137,12 +137,39 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
         plot::Labels::NoFont => println!("plot: {} (no text: install fonts-dejavu-core for labels)", png.display()),
     }
     println!("csv: {}", csv_path.display());
+    let efficiency = probe.bytes_per_s * 8.0 / a.shape.link as f64;
+    match model_report(&csv_path, &a.shape, efficiency) {
+        Ok(text) => {
+            println!("\n{text}");
+            std::fs::write(out.join("model.md"), text).map_err(|e| e.to_string())?;
+        }
+        Err(e) => failures.push(format!("cost model: {e}")),
+    }
     if failures.is_empty() && rows.len() == total {
         Ok(ExitCode::SUCCESS)
     } else {
         println!("incomplete: {} of {total} measurements; {}", rows.len(), failures.join("; "));
         Ok(ExitCode::FAILURE)
     }
+}
+
+/// `xtask model` (release build) validated against this run's CSV, with the link's
+/// measured payload efficiency.
+fn model_report(csv: &std::path::Path, shape: &Shape, efficiency: f64) -> Result<String, String> {
+    let exe = workspace::build_release_bin("xtask", "xtask")?;
+    let out = std::process::Command::new(&exe)
+        .arg("model")
+        .arg("--csv")
+        .arg(csv)
+        .args(["--link", &shape.link.to_string(), "--latency", &format!("{}us", shape.latency.as_micros()), "--efficiency", &format!("{efficiency:.4}")])
+        .output()
+        .map_err(|e| format!("{}: {e}", exe.display()))?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    if text.trim().is_empty() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    // A non-zero exit only says some point is off by more than 25%: keep the report.
+    Ok(text)
 }
 
 /// The 1-minute load average: other work on the machine skews every timing.
