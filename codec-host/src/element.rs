@@ -34,8 +34,20 @@ mod sealed {
     impl Sealed for f64 {}
 }
 
-/// A floating-point element type: `f32` or `f64`.
-pub trait Element: Copy + Default + PartialOrd + fmt::Debug + Send + Sync + 'static + sealed::Sealed {
+/// A floating-point element type: `f32` or `f64`. The kernels' scalar traits are
+/// supertraits, so generic host code can hand its data to the kernel bodies.
+pub trait Element:
+    Copy
+    + Default
+    + PartialOrd
+    + fmt::Debug
+    + Send
+    + Sync
+    + 'static
+    + sealed::Sealed
+    + codec_kernels::zfp::Scalar
+    + codec_kernels::szx::SzxFloat
+{
     /// The runtime tag.
     const TYPE: ElemType;
     /// Widens to f64 (exact).

@@ -80,6 +80,21 @@ impl CpuExecutor {
         }
     }
 
+    /// Runs `f(index, chunk)` for the consecutive chunks of `chunk_len` items of `data`
+    /// (the last may be shorter), in parallel: for bodies that each fill a disjoint,
+    /// contiguous part of one output (e.g. a slab of decoded blocks).
+    pub fn for_each_chunk_mut<T, F>(&self, data: &mut [T], chunk_len: usize, f: F)
+    where
+        T: Send,
+        F: Fn(usize, &mut [T]) + Sync,
+    {
+        let chunk_len = chunk_len.max(1);
+        match &self.pool {
+            None => data.chunks_mut(chunk_len).enumerate().for_each(|(i, c)| f(i, c)),
+            Some(pool) => pool.install(|| data.par_chunks_mut(chunk_len).enumerate().for_each(|(i, c)| f(i, c))),
+        }
+    }
+
     /// Runs `f` inside this executor's pool (so nested rayon calls use it).
     pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
         match &self.pool {
@@ -114,5 +129,15 @@ mod tests {
         let tiles = exec.map_tiles(10, 4, |r| r);
         assert_eq!(tiles, vec![0..4, 4..8, 8..10]);
         assert!(exec.map_tiles(0, 4, |r| r).is_empty());
+    }
+
+    #[test]
+    fn chunks_are_handed_out_once_with_their_index() {
+        for threads in [1, 2] {
+            let exec = CpuExecutor::new(threads).unwrap();
+            let mut data = vec![0usize; 10];
+            exec.for_each_chunk_mut(&mut data, 3, |i, c| c.iter_mut().for_each(|v| *v += i + 1));
+            assert_eq!(data, [1, 1, 1, 2, 2, 2, 3, 3, 3, 4]);
+        }
     }
 }

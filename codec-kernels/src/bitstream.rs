@@ -97,16 +97,14 @@ impl<S: WordSink> BitWriter<S> {
     /// Appends the `n` low bits of `value` (`n <= 64`), bit 0 first.
     #[inline(always)]
     pub fn write_bits(&mut self, value: u64, n: u32) {
-        if n == 0 {
-            return;
-        }
         let value = value & low_mask(n);
         self.buf |= value << self.bits;
         let total = self.bits + n;
         if total >= 64 {
             let done = self.buf;
-            // Bits of `value` that did not fit above the old pending bits.
-            self.buf = if self.bits == 0 { 0 } else { value >> (64 - self.bits) };
+            // Bits of `value` that did not fit above the old pending bits (none if
+            // there were no pending bits: the two shifts then make 64).
+            self.buf = (value >> 1) >> (63 - self.bits);
             self.bits = total - 64;
             self.put(done);
         } else {
@@ -220,6 +218,20 @@ impl<'a> BitReader<'a> {
         }
     }
 
+    /// The next `n` bits (`n <= 64`) without consuming them; past the end they read as 0
+    /// (and do not set [`BitReader::overrun`] until consumed).
+    #[inline(always)]
+    pub fn peek_bits(&self, n: u32) -> u64 {
+        let v = if n <= self.bits {
+            self.buf
+        } else {
+            // bits < n <= 64, so the shift is in range.
+            let w = self.words.get(self.index).copied().unwrap_or(0);
+            self.buf | w << self.bits
+        };
+        v & low_mask(n)
+    }
+
     /// Reads one bit.
     #[inline(always)]
     pub fn read_bit(&mut self) -> bool {
@@ -312,5 +324,19 @@ mod tests {
         let mut b = BitReader::new(&words, 60);
         assert_eq!(a.read_bits(12), b.read_bits(12));
         assert_eq!(a.position(), 72);
+    }
+
+    #[test]
+    fn peek_sees_what_read_returns() {
+        let words = [0x0123_4567_89ab_cdefu64, 0xfedc_ba98_7654_3210];
+        let mut r = BitReader::new(&words, 0);
+        for n in [0u32, 5, 64, 17, 33, 8, 1] {
+            let p = r.peek_bits(n);
+            assert_eq!(r.read_bits(n), p, "{n} bits");
+        }
+        assert!(!r.overrun());
+        let r = BitReader::new(&words, 100);
+        assert_eq!(r.peek_bits(64), words[1] >> 36);
+        assert!(!r.overrun());
     }
 }

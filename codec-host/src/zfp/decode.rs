@@ -1,0 +1,83 @@
+//! Decompression: decodes the blocks of a parsed stream into the caller's slice.
+
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use codec_kernels::bitstream::BitReader;
+use codec_kernels::zfp::fixed_rate::decode_fixed_rate_block;
+use codec_kernels::zfp::variable::decode_blocks;
+use codec_kernels::zfp::{Dims, FixedRate};
+
+use super::header::Header;
+use super::layout::{field_of, Slabs};
+use super::words::words_from_bytes;
+use crate::{CpuExecutor, Element, Error, Result};
+
+/// The error for a stream that ends before its blocks do.
+fn truncated(needed_bits: usize, got: usize) -> Error {
+    Error::Truncated { needed: needed_bits.div_ceil(8), got }
+}
+
+/// Bytes a stream of `bits` occupies as zfp 1.0 writes it (whole 64-bit words), or
+/// fewer if the stream given is shorter but still holds every bit (8-bit-word builds).
+pub(super) fn stream_bytes(bits: usize, len: usize) -> usize {
+    (bits.div_ceil(64) * 8).min(len)
+}
+
+/// Stream bits of a fixed-rate stream, checked against the stream length.
+pub(super) fn fixed_rate_layout(header: &Header, header_bits: usize, len: usize) -> Result<FixedRate> {
+    let layout = FixedRate { field: field_of(&header.shape), params: header.params, header_bits };
+    let bits = (header.params.maxbits as usize)
+        .checked_mul(layout.field.block_count())
+        .and_then(|b| b.checked_add(header_bits))
+        .ok_or_else(|| Error::BadDims("zfp stream size overflows".into()))?;
+    if bits > len.saturating_mul(8) {
+        return Err(truncated(bits, len));
+    }
+    Ok(layout)
+}
+
+/// Decodes `stream` (header of `header_bits` included) into `out`, which holds at least
+/// the array's values; returns the stream bytes consumed.
+pub(super) fn decompress<T: Element, D: Dims>(
+    stream: &[u8],
+    header: &Header,
+    header_bits: usize,
+    out: &mut [T],
+    exec: &CpuExecutor,
+) -> Result<usize> {
+    let words = words_from_bytes(stream);
+    let field = field_of(&header.shape);
+    let out = &mut out[..field.len()];
+    if header.params.minbits == header.params.maxbits {
+        let layout = fixed_rate_layout(header, header_bits, stream.len())?;
+        let slabs = Slabs::new::<D>(&field);
+        let nblocks = field.block_count();
+        let ok = AtomicBool::new(true);
+        exec.for_each_chunk_mut(out, slabs.values, |i, chunk| {
+            let first = i * slabs.blocks;
+            for b in first..(first + slabs.blocks).min(nblocks) {
+                if !decode_fixed_rate_block::<T, D>(b, &words, &layout, chunk, i * slabs.values) {
+                    ok.store(false, Ordering::Relaxed);
+                    return;
+                }
+            }
+        });
+        // The stream length was checked, so a failure here is an internal inconsistency.
+        if !ok.into_inner() {
+            return Err(Error::Corrupt("fixed-rate block outside the stream or the array".into()));
+        }
+        return Ok(stream_bytes(layout.total_bits(), stream.len()));
+    }
+    // Every block takes at least one bit: reject impossible block counts before decoding.
+    let nblocks = field.block_count();
+    let min_bits = header_bits.saturating_add(nblocks);
+    if min_bits > stream.len().saturating_mul(8) {
+        return Err(truncated(min_bits, stream.len()));
+    }
+    let mut r = BitReader::new(&words, header_bits);
+    let ok = decode_blocks::<T, D>(&mut r, &field, &header.params, 0..nblocks, out, 0);
+    if !ok || r.position() > stream.len() * 8 {
+        return Err(truncated(r.position(), stream.len()));
+    }
+    Ok(stream_bytes(r.position(), stream.len()))
+}
