@@ -32,6 +32,8 @@ enum Cmd {
     Datasets(datasets_cmd::DatasetsArgs),
     /// The README's main job: plain MPI vs compressed collectives on the emulated cluster.
     Demo(demo::DemoArgs),
+    /// The cost model: calibration, validation against a run, large-scale predictions.
+    Model(model::ModelArgs),
 }
 
 /// The cluster's shape, shared by `cluster` and `demo`.
@@ -119,6 +121,7 @@ fn main() -> ExitCode {
         Cmd::Cluster(c) => cluster_cmd(c),
         Cmd::Datasets(a) => datasets_cmd::run(&a),
         Cmd::Demo(a) => demo::run(&a),
+        Cmd::Model(a) => model::run(&a),
     };
     match result {
         Ok(code) if signals::interrupted() => {
