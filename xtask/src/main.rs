@@ -1,11 +1,13 @@
 //! Project automation, run as `cargo xtask <command>`.
 
 mod bench_csv;
+mod build_ptx;
 mod cluster;
 mod datasets_cmd;
 mod demo;
 mod model;
 mod plot;
+mod ptxas;
 mod signals;
 mod units;
 mod workspace;
@@ -25,6 +27,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
+    /// Builds codec-kernels as PTX for each architecture (nightly, -Zbuild-std=core) and
+    /// checks it with ptxas, printing each kernel's registers, spills and shared memory.
+    BuildPtx(build_ptx::Args),
     /// The emulated multi-node cluster (network namespaces; needs root).
     #[command(subcommand)]
     Cluster(ClusterCmd),
@@ -118,6 +123,7 @@ enum ClusterCmd {
 fn main() -> ExitCode {
     signals::install();
     let result = match Cli::parse().cmd {
+        Cmd::BuildPtx(args) => build_ptx::run(&args).map(|()| ExitCode::SUCCESS),
         Cmd::Cluster(c) => cluster_cmd(c),
         Cmd::Datasets(a) => datasets_cmd::run(&a),
         Cmd::Demo(a) => demo::run(&a),

@@ -188,7 +188,7 @@ fn bound_len(n: usize, elem_size: usize, block: usize, chunk_values: usize) -> u
 }
 
 /// Checks the parameters and builds the header and tolerance for compressing `data`.
-fn prepare<T: Element>(
+pub(crate) fn prepare<T: Element>(
     data: &[T],
     shape: Shape,
     bound: ErrorBound,
