@@ -298,9 +298,9 @@ pub const MAX_AUTO_CHUNKS: usize = 8;
 pub const MIN_AUTO_CHUNK_BYTES: usize = 256 << 10;
 
 /// Parses a codec as the command lines write it: `szx:ABS_ERROR`, `szx-rel:REL_ERROR`,
-/// `zfp-acc:TOLERANCE`, `zfp-rate:RATE`.
+/// `zfp-acc:TOLERANCE`, `zfp-rate:RATE` (or with `=` for `:`, as in `szx-rel=1e-3`).
 pub fn parse_codec(spec: &str) -> Result<Codec, CollError> {
-    let (name, value) = spec.split_once(':').ok_or_else(|| CollError::Config(format!("codec {spec:?} is not NAME:VALUE")))?;
+    let (name, value) = spec.split_once([':', '=']).ok_or_else(|| CollError::Config(format!("codec {spec:?} is not NAME:VALUE")))?;
     let value: f64 = value.trim().parse().map_err(|_| CollError::Config(format!("codec {spec:?}: {value:?} is not a number")))?;
     match name.trim() {
         "szx" => Ok(Codec::Szx { abs_error: value }),
@@ -368,6 +368,7 @@ mod tests {
         assert_eq!(parse_codec("zfp-rate:8").unwrap(), Codec::ZfpFixedRate { rate: 8.0 });
         assert_eq!(parse_codec("szx:1e-3").unwrap(), Codec::Szx { abs_error: 1e-3 });
         assert_eq!(parse_codec("szx-rel:1e-4").unwrap(), Codec::SzxRelative { rel_error: 1e-4 });
+        assert_eq!(parse_codec("szx-rel=1e-3").unwrap(), Codec::SzxRelative { rel_error: 1e-3 });
         assert!(parse_codec("zfp-acc").is_err());
         assert!(parse_codec("zfp-acc:x").is_err());
         assert!(parse_codec("lz4:1").is_err());

@@ -41,7 +41,8 @@ struct Args {
     /// Untimed iterations before them.
     #[arg(long, default_value_t = 2)]
     warmup: usize,
-    /// Input field of every rank.
+    /// Input field of every rank: a data set name (smooth3d, grad16m, rtm, hurricane,
+    /// cesm, grad, grad-bf16) or raw:PATH:DIMS[:f32|f64].
     #[arg(long, default_value = "smooth3d")]
     dataset: String,
     /// Compare every rank's result with the uncompressed MPI result of the same run;
