@@ -138,7 +138,7 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
     }
     println!("csv: {}", csv_path.display());
     let efficiency = probe.bytes_per_s * 8.0 / a.shape.link as f64;
-    match model_report(&csv_path, &a.shape, efficiency) {
+    match model_report(&csv_path, &a.shape, efficiency, load_before) {
         Ok(text) => {
             println!("\n{text}");
             std::fs::write(out.join("model.md"), text).map_err(|e| e.to_string())?;
@@ -155,13 +155,14 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
 
 /// `xtask model` (release build) validated against this run's CSV, with the link's
 /// measured payload efficiency.
-fn model_report(csv: &std::path::Path, shape: &Shape, efficiency: f64) -> Result<String, String> {
+fn model_report(csv: &std::path::Path, shape: &Shape, efficiency: f64, background_load: f64) -> Result<String, String> {
     let exe = workspace::build_release_bin("xtask", "xtask")?;
     let out = std::process::Command::new(&exe)
         .arg("model")
         .arg("--csv")
         .arg(csv)
         .args(["--link", &shape.link.to_string(), "--latency", &format!("{}us", shape.latency.as_micros()), "--efficiency", &format!("{efficiency:.4}")])
+        .args(["--background-load", &format!("{background_load:.2}")])
         .output()
         .map_err(|e| format!("{}: {e}", exe.display()))?;
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -173,8 +174,8 @@ fn model_report(csv: &std::path::Path, shape: &Shape, efficiency: f64) -> Result
 }
 
 /// The 1-minute load average: other work on the machine skews every timing.
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg").ok().and_then(|l| l.split_whitespace().next().map(str::to_string)).unwrap_or_else(|| "?".into())
+fn load_average() -> f64 {
+    std::fs::read_to_string("/proc/loadavg").ok().and_then(|l| l.split_whitespace().next().and_then(|v| v.parse().ok())).unwrap_or(0.0)
 }
 
 /// CPU seconds (user + system) of all waited-for children so far: ranks, daemons and

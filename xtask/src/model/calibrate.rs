@@ -61,6 +61,7 @@ impl Calibration {
             ratio: self.ratio,
             host_cores: 1.0,
             ranks_per_host: 1,
+            background_load: 0.0,
         }
     }
 

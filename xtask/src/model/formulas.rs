@@ -93,12 +93,16 @@ pub struct Params {
     /// Cores of one host and the ranks placed on it: ranks computing at once share them.
     pub host_cores: f64,
     pub ranks_per_host: usize,
+    /// Runnable threads of other work on the host (its load average), which take their
+    /// share of the cores too.
+    pub background_load: f64,
 }
 
 impl Params {
     /// Core share of one rank when `active` ranks of its host compute at once.
     fn share(&self, active: usize) -> f64 {
-        (self.host_cores / active.clamp(1, self.ranks_per_host.max(1)) as f64).min(1.0)
+        let competing = active.clamp(1, self.ranks_per_host.max(1)) as f64 + self.background_load.max(0.0);
+        (self.host_cores / competing).min(1.0)
     }
 
     /// The same parameters on a link of `bits_per_s` (payload efficiency kept).
@@ -171,8 +175,9 @@ pub fn time_s(op: Op, algo: Algo, bytes: f64, p: &Params) -> Option<f64> {
         (Op::Reduce, Algo::Mpi) => rs_plain + steps * t.msg(b),
         (Op::Reduce, Algo::CprP2p) => rs_cpr + steps * (t.cmsg(b) + t.decomp(b, 1)) + t.comp(b, all),
         (Op::Reduce, Algo::CColl) => rs_ccoll + t.comp(b, all) + steps * t.cmsg(b) + t.decomp(steps * b, 1),
-        // Large-message MPI Bcast: a segmented chain, so about one message time.
-        (Op::Bcast, Algo::Mpi) => t.msg(bytes) + (n - 2.0).max(0.0) * t.msg(BCAST_SEGMENT),
+        // Open MPI's large-message Bcast on few ranks: a segmented binomial tree, whose
+        // root sends the whole message to each of its children.
+        (Op::Bcast, Algo::Mpi) => levels * t.msg(bytes),
         (Op::Bcast, Algo::CprP2p) => levels * (t.comp(bytes, 1) + t.cmsg(bytes) + t.decomp(bytes, 1)),
         (Op::Bcast, Algo::CColl) => t.comp(bytes, 1) + levels * t.cmsg(bytes) + t.decomp(bytes, all),
         (Op::Scatter | Op::Gather, Algo::Mpi) => (levels - 1.0) * p.alpha_s + t.msg(steps * bytes),
@@ -196,9 +201,6 @@ pub fn time_s(op: Op, algo: Algo, bytes: f64, p: &Params) -> Option<f64> {
     };
     Some(time)
 }
-
-/// Segment size of the MPI library's pipelined Bcast.
-const BCAST_SEGMENT: f64 = 128.0 * 1024.0;
 
 /// The link rate (bits/s) at which `algo` and plain MPI take the same time for `op` on
 /// `bytes`; compression pays below it. `None` if the algorithm does not apply, and the
@@ -252,6 +254,7 @@ mod tests {
             ratio: 10.0,
             host_cores: 1.0,
             ranks_per_host: 1,
+            background_load: 0.0,
         }
     }
 
@@ -285,6 +288,10 @@ mod tests {
         // Compress 16 MB + decompress 48 MB at half speed: +64 MB / 500 MB/s.
         assert!((shared - alone - 64e6 / 500e6).abs() < 1e-9, "{alone} {shared}");
         assert_eq!(time_s(Op::Allgather, Algo::Mpi, 16e6, &p), time_s(Op::Allgather, Algo::Mpi, 16e6, &params(4)));
+        // Two more runnable threads elsewhere: 4 + 2 compete for 2 cores, a third each.
+        p.background_load = 2.0;
+        let loaded = time_s(Op::Allgather, Algo::CColl, 16e6, &p).unwrap();
+        assert!((loaded - alone - 2.0 * 64e6 / 500e6).abs() < 1e-9, "{alone} {loaded}");
     }
 
     #[test]

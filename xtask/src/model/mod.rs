@@ -35,6 +35,9 @@ pub struct ModelArgs {
     /// Cores shared by all ranks of the emulated run (default: this machine's).
     #[arg(long)]
     host_cores: Option<f64>,
+    /// Load average of other work on the machine during that run (the demo records it).
+    #[arg(long, default_value_t = 0.0)]
+    background_load: f64,
     /// Data set and codec of the calibration.
     #[arg(long, default_value = "rtm")]
     dataset: String,
@@ -60,11 +63,11 @@ pub struct ModelArgs {
 }
 
 pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
-    let given = (a.comp_mbps, a.decomp_mbps, a.ratio);
-    if cfg!(debug_assertions) && !matches!(given, (Some(_), Some(_), Some(_))) {
-        // Codec speed measured in a debug build would mean nothing.
+    if cfg!(debug_assertions) {
+        // Codec and reduction speeds measured in a debug build would mean nothing.
         return workspace::rerun_in_release();
     }
+    let given = (a.comp_mbps, a.decomp_mbps, a.ratio);
     let cal = match given {
         (Some(c), Some(d), Some(r)) => Calibration::given(c * 1e6, d * 1e6, r),
         _ => {
@@ -84,6 +87,7 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
             alpha_s: a.latency.as_secs_f64(),
             host_cores,
             ranks_per_host: usize::MAX,
+            background_load: a.background_load,
             ..cal.params()
         };
         let (report, within) = validate(&rows, &base);
@@ -97,6 +101,7 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
             alpha_s: a.predict_latency.as_secs_f64(),
             host_cores: 1.0,
             ranks_per_host: 1,
+            background_load: 0.0,
             comp_bytes_per_s: cal.comp_bytes_per_s * cores,
             decomp_bytes_per_s: cal.decomp_bytes_per_s * cores,
             reduce_bytes_per_s: cal.reduce_bytes_per_s * cores,
@@ -215,6 +220,7 @@ mod tests {
             ratio: 1.0,
             host_cores: 2.0,
             ranks_per_host: 4,
+            background_load: 0.0,
         }
     }
 
