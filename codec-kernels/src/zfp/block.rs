@@ -3,7 +3,7 @@
 
 use super::dims::Dims;
 use super::fixedpoint::{block_exponent, fwd_cast, inv_cast, precision};
-use super::order::{fwd_order, inv_order};
+use super::order::{fwd_order, inv_order, sequency};
 use super::planes::{decode_ints, encode_ints};
 use super::scalar::Scalar;
 use super::transform::{fwd_xform, inv_xform};
@@ -36,7 +36,8 @@ pub fn encode_block<S: Scalar, D: Dims, W: WordSink>(w: &mut BitWriter<W>, p: &P
         w.write_bits(2 * e as u64 + 1, bits);
         let mut ints = fwd_cast::<S, D>(block, emax);
         fwd_xform::<S::Int, D>(&mut ints);
-        bits += encode_ints::<S::UInt, D, W>(w, p.maxbits.saturating_sub(bits), prec, fwd_order::<S, D>(&ints));
+        let coef = fwd_order::<S, D>(&ints);
+        bits += encode_ints::<S::UInt, D, W>(w, p.maxbits.saturating_sub(bits), prec, sequency::<S::UInt, D>(&coef));
     } else {
         w.write_bits(0, 1);
     }
