@@ -1,6 +1,9 @@
 //! The codec selector and the stream-level entry points.
 
-use crate::{zfp, CpuExecutor, ElemType, Element, Result, Shape};
+use core::fmt;
+use core::str::FromStr;
+
+use crate::{zfp, CpuExecutor, ElemType, Element, Error, Result, Shape};
 
 /// A lossy codec and its parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -11,6 +14,39 @@ pub enum Codec {
     /// ZFP fixed accuracy: the absolute error stays at or below `tolerance` (zfp rounds
     /// the tolerance down to a power of two).
     ZfpFixedAccuracy { tolerance: f64 },
+}
+
+/// The textual forms [`Codec`] parses and prints, one per codec, for messages.
+pub const CODEC_FORMS: &[&str] = &["zfp-rate=R", "zfp-tol=T"];
+
+/// Prints the form [`Codec::from_str`](core::str::FromStr) parses: `zfp-rate=R`, `zfp-tol=T`.
+impl fmt::Display for Codec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Codec::ZfpFixedRate { rate } => write!(f, "zfp-rate={rate}"),
+            Codec::ZfpFixedAccuracy { tolerance } => write!(f, "zfp-tol={tolerance}"),
+        }
+    }
+}
+
+impl FromStr for Codec {
+    type Err = Error;
+
+    /// Parses `NAME=VALUE` (see [`CODEC_FORMS`]). Only the syntax is checked here; the
+    /// codec checks the value's range when it is used.
+    fn from_str(s: &str) -> Result<Self> {
+        let bad = |why: &str| Error::ParamOutOfRange(format!("codec {s:?}: {why} (expected one of {})", CODEC_FORMS.join(", ")));
+        let (name, value) = s.split_once('=').ok_or_else(|| bad("no '='"))?;
+        let number = || match value.trim().parse::<f64>() {
+            Ok(v) if v.is_finite() => Ok(v),
+            _ => Err(bad("the value is not a finite number")),
+        };
+        match name.trim() {
+            "zfp-rate" => Ok(Codec::ZfpFixedRate { rate: number()? }),
+            "zfp-tol" => Ok(Codec::ZfpFixedAccuracy { tolerance: number()? }),
+            _ => Err(bad("unknown codec")),
+        }
+    }
 }
 
 /// What a stream holds, read from its header.
@@ -58,4 +94,26 @@ pub fn decompress_into<T: Element>(stream: &[u8], out: &mut [T]) -> Result<Strea
 /// Decodes `stream` into `out` on `exec`.
 pub fn decompress_into_with<T: Element>(stream: &[u8], out: &mut [T], exec: &CpuExecutor) -> Result<StreamInfo> {
     zfp::decompress_into(stream, out, exec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codecs_print_and_parse_the_same_strings() {
+        for c in [
+            Codec::ZfpFixedRate { rate: 8.0 },
+            Codec::ZfpFixedRate { rate: 2.5 },
+            Codec::ZfpFixedAccuracy { tolerance: 1e-3 },
+            Codec::ZfpFixedAccuracy { tolerance: 1e-7 },
+        ] {
+            assert_eq!(c.to_string().parse::<Codec>(), Ok(c));
+        }
+        assert_eq!(Codec::ZfpFixedRate { rate: 16.0 }.to_string(), "zfp-rate=16");
+        assert_eq!("zfp-tol=1e-3".parse::<Codec>(), Ok(Codec::ZfpFixedAccuracy { tolerance: 1e-3 }));
+        for bad in ["zfp-rate", "zfp-rate=", "zfp-rate=abc", "zfp-rate=inf", "zfp=8", "=1", ""] {
+            assert!(matches!(bad.parse::<Codec>(), Err(Error::ParamOutOfRange(_))), "{bad:?}");
+        }
+    }
 }

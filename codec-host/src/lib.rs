@@ -22,7 +22,7 @@ mod executor;
 mod shape;
 pub mod zfp;
 
-pub use codec::{decompress_into, decompress_into_with, inspect, Codec, StreamInfo};
+pub use codec::{decompress_into, decompress_into_with, inspect, Codec, StreamInfo, CODEC_FORMS};
 pub use element::{ElemType, Element};
 pub use error::{Error, Result};
 pub use executor::CpuExecutor;
