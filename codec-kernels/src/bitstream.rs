@@ -22,6 +22,10 @@ pub const fn low_mask(n: u32) -> u64 {
 pub trait WordSink {
     /// Number of words available.
     fn len(&self) -> usize;
+    /// True if no word is available.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
     /// Merges `word` into word `index` (`index < len()`).
     fn put(&mut self, index: usize, word: u64);
 }

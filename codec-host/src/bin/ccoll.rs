@@ -115,6 +115,9 @@ fn write(path: &PathBuf, bytes: &[u8]) -> Result<(), String> {
 }
 
 fn compress_as<T: Raw>(raw: &[u8], a: &CompressArgs) -> Result<Vec<u8>, String> {
+    if a.dims.is_empty() {
+        return Err(codec_host::Error::ZeroSize.to_string());
+    }
     let n = a.dims.checked_len().ok_or("dims overflow")?;
     if Some(raw.len()) != n.checked_mul(T::SIZE) {
         return Err(format!(

@@ -86,7 +86,7 @@ impl Values {
                     Kind::Mixed => {
                         let decades = if f64s { 200.0 } else { 20.0 };
                         let sign = if rng.next_u64() & 1 == 0 { 1.0 } else { -1.0 };
-                        if rng.next_u64() % 8 == 0 {
+                        if rng.next_u64().is_multiple_of(8) {
                             0.0
                         } else {
                             sign * 10f64.powf(decades * (2.0 * rng.unit() - 1.0))
