@@ -3,6 +3,7 @@
 use core::fmt;
 use core::str::FromStr;
 
+use crate::szx::{self, ErrorBound, SzxOptions};
 use crate::{zfp, CpuExecutor, ElemType, Element, Error, Result, Shape};
 
 /// A lossy codec and its parameters.
@@ -14,17 +15,30 @@ pub enum Codec {
     /// ZFP fixed accuracy: the absolute error stays at or below `tolerance` (zfp rounds
     /// the tolerance down to a power of two).
     ZfpFixedAccuracy { tolerance: f64 },
+    /// SZx with an absolute bound: every finite value within `abs_error`; NaN and
+    /// infinities exact; `0` is lossless. Blocks of 128 values, one stream.
+    Szx { abs_error: f64 },
+    /// SZx with a bound relative to the value range: `abs_error = rel_error * (max - min)`.
+    SzxRelative { rel_error: f64 },
+    /// Pipelined SZx: chunks of `chunk_values` values (a multiple of 128), each decodable
+    /// on its own, behind a table of their lengths (see [`szx::pipelined`]).
+    SzxPipelined { bound: ErrorBound, chunk_values: usize },
 }
 
 /// The textual forms [`Codec`] parses and prints, one per codec, for messages.
-pub const CODEC_FORMS: &[&str] = &["zfp-rate=R", "zfp-tol=T"];
+pub const CODEC_FORMS: &[&str] =
+    &["zfp-rate=R", "zfp-tol=T", "szx=E", "szx-rel=R", "szx-pipelined=E,CHUNK", "szx-rel-pipelined=R,CHUNK"];
 
-/// Prints the form [`Codec::from_str`](core::str::FromStr) parses: `zfp-rate=R`, `zfp-tol=T`.
+/// Prints the form [`Codec::from_str`](core::str::FromStr) parses (see [`CODEC_FORMS`]).
 impl fmt::Display for Codec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Codec::ZfpFixedRate { rate } => write!(f, "zfp-rate={rate}"),
             Codec::ZfpFixedAccuracy { tolerance } => write!(f, "zfp-tol={tolerance}"),
+            Codec::Szx { abs_error } => write!(f, "szx={abs_error}"),
+            Codec::SzxRelative { rel_error } => write!(f, "szx-rel={rel_error}"),
+            Codec::SzxPipelined { bound: ErrorBound::Abs(e), chunk_values } => write!(f, "szx-pipelined={e},{chunk_values}"),
+            Codec::SzxPipelined { bound: ErrorBound::Rel(r), chunk_values } => write!(f, "szx-rel-pipelined={r},{chunk_values}"),
         }
     }
 }
@@ -32,20 +46,35 @@ impl fmt::Display for Codec {
 impl FromStr for Codec {
     type Err = Error;
 
-    /// Parses `NAME=VALUE` (see [`CODEC_FORMS`]). Only the syntax is checked here; the
-    /// codec checks the value's range when it is used.
+    /// Parses `NAME=VALUE[,CHUNK]` (see [`CODEC_FORMS`]). Only the syntax is checked
+    /// here; the codec checks the values' ranges when it is used.
     fn from_str(s: &str) -> Result<Self> {
         let bad = |why: &str| Error::ParamOutOfRange(format!("codec {s:?}: {why} (expected one of {})", CODEC_FORMS.join(", ")));
-        let (name, value) = s.split_once('=').ok_or_else(|| bad("no '='"))?;
-        let number = || match value.trim().parse::<f64>() {
+        let (name, args) = s.split_once('=').ok_or_else(|| bad("no '='"))?;
+        let number = |v: &str| match v.trim().parse::<f64>() {
             Ok(v) if v.is_finite() => Ok(v),
             _ => Err(bad("the value is not a finite number")),
         };
-        match name.trim() {
-            "zfp-rate" => Ok(Codec::ZfpFixedRate { rate: number()? }),
-            "zfp-tol" => Ok(Codec::ZfpFixedAccuracy { tolerance: number()? }),
-            _ => Err(bad("unknown codec")),
-        }
+        // The bound and, for pipelined streams, the values per chunk.
+        let with_chunk = || -> Result<(f64, usize)> {
+            let (v, chunk) = args.split_once(',').ok_or_else(|| bad("expected VALUE,CHUNK"))?;
+            Ok((number(v)?, chunk.trim().parse().map_err(|_| bad("the chunk is not a count"))?))
+        };
+        Ok(match name.trim() {
+            "zfp-rate" => Codec::ZfpFixedRate { rate: number(args)? },
+            "zfp-tol" => Codec::ZfpFixedAccuracy { tolerance: number(args)? },
+            "szx" => Codec::Szx { abs_error: number(args)? },
+            "szx-rel" => Codec::SzxRelative { rel_error: number(args)? },
+            "szx-pipelined" => {
+                let (e, chunk_values) = with_chunk()?;
+                Codec::SzxPipelined { bound: ErrorBound::Abs(e), chunk_values }
+            }
+            "szx-rel-pipelined" => {
+                let (r, chunk_values) = with_chunk()?;
+                Codec::SzxPipelined { bound: ErrorBound::Rel(r), chunk_values }
+            }
+            _ => return Err(bad("unknown codec")),
+        })
     }
 }
 
@@ -76,12 +105,22 @@ impl Codec {
     pub fn compress_with<T: Element>(&self, data: &[T], shape: Shape, exec: &CpuExecutor) -> Result<Vec<u8>> {
         match *self {
             Codec::ZfpFixedRate { .. } | Codec::ZfpFixedAccuracy { .. } => zfp::compress(self, data, shape, exec),
+            Codec::Szx { abs_error } => szx::compress_with_options(data, shape, ErrorBound::Abs(abs_error), &SzxOptions::default(), exec),
+            Codec::SzxRelative { rel_error } => {
+                szx::compress_with_options(data, shape, ErrorBound::Rel(rel_error), &SzxOptions::default(), exec)
+            }
+            Codec::SzxPipelined { bound, chunk_values } => {
+                szx::pipelined::compress(data, shape, bound, &SzxOptions { chunk_values, ..SzxOptions::default() }, exec)
+            }
         }
     }
 }
 
 /// Reads the header of `stream` without decoding it.
 pub fn inspect(stream: &[u8]) -> Result<StreamInfo> {
+    if szx::is_szx(stream) {
+        return szx::inspect(stream);
+    }
     zfp::inspect(stream)
 }
 
@@ -93,6 +132,11 @@ pub fn decompress_into<T: Element>(stream: &[u8], out: &mut [T]) -> Result<Strea
 
 /// Decodes `stream` into `out` on `exec`.
 pub fn decompress_into_with<T: Element>(stream: &[u8], out: &mut [T], exec: &CpuExecutor) -> Result<StreamInfo> {
+    if szx::is_szx(stream) {
+        let info = szx::inspect(stream)?;
+        szx::decompress_into(stream, out, exec)?;
+        return Ok(info);
+    }
     zfp::decompress_into(stream, out, exec)
 }
 
@@ -107,12 +151,16 @@ mod tests {
             Codec::ZfpFixedRate { rate: 2.5 },
             Codec::ZfpFixedAccuracy { tolerance: 1e-3 },
             Codec::ZfpFixedAccuracy { tolerance: 1e-7 },
+            Codec::Szx { abs_error: 1e-4 },
+            Codec::SzxRelative { rel_error: 0.01 },
+            Codec::SzxPipelined { bound: ErrorBound::Abs(0.5), chunk_values: 4096 },
+            Codec::SzxPipelined { bound: ErrorBound::Rel(1e-3), chunk_values: 128 },
         ] {
             assert_eq!(c.to_string().parse::<Codec>(), Ok(c));
         }
         assert_eq!(Codec::ZfpFixedRate { rate: 16.0 }.to_string(), "zfp-rate=16");
         assert_eq!("zfp-tol=1e-3".parse::<Codec>(), Ok(Codec::ZfpFixedAccuracy { tolerance: 1e-3 }));
-        for bad in ["zfp-rate", "zfp-rate=", "zfp-rate=abc", "zfp-rate=inf", "zfp=8", "=1", ""] {
+        for bad in ["zfp-rate", "zfp-rate=", "zfp-rate=abc", "zfp-rate=inf", "zfp=8", "=1", "", "szx-pipelined=1", "szx-pipelined=1,x"] {
             assert!(matches!(bad.parse::<Codec>(), Err(Error::ParamOutOfRange(_))), "{bad:?}");
         }
     }

@@ -46,10 +46,19 @@ mod sealed {
     impl Sealed for f64 {}
 }
 
-/// A floating-point element type: `f32` or `f64`. The kernels' scalar trait is a
-/// supertrait, so generic host code can hand its data to the kernel bodies.
+/// A floating-point element type: `f32` or `f64`. The kernels' scalar traits are
+/// supertraits, so generic host code can hand its data to the kernel bodies.
 pub trait Element:
-    Copy + Default + PartialOrd + fmt::Debug + Send + Sync + 'static + sealed::Sealed + codec_kernels::zfp::Scalar
+    Copy
+    + Default
+    + PartialOrd
+    + fmt::Debug
+    + Send
+    + Sync
+    + 'static
+    + sealed::Sealed
+    + codec_kernels::zfp::Scalar
+    + codec_kernels::szx::SzxFloat
 {
     /// The runtime tag.
     const TYPE: ElemType;

@@ -20,6 +20,7 @@ mod element;
 mod error;
 mod executor;
 mod shape;
+pub mod szx;
 pub mod zfp;
 
 pub use codec::{decompress_into, decompress_into_with, inspect, Codec, StreamInfo, CODEC_FORMS};

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use codec_host::{Codec, ElemType, Shape};
-use common::{dtype, pad8, run_python, run_zfp, zfp_array_args, zfp_mode_args, Kind, Rng, Values};
+use common::{dtype, pad8, run_python, run_zfp, zfp_array_args, zfp_mode_args, zfpy_mode, Kind, Rng, Values};
 
 fn ccoll(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ccoll")).args(args).output().expect("run ccoll")
@@ -74,10 +74,7 @@ fn ccoll_and_zfpy_read_each_others_streams() {
         let raw = path(d, &format!("{i}.raw"));
         fs::write(&raw, values.to_bytes()).unwrap();
         ccoll_ok(&["compress", "--codec", codec, "--type", &elem.to_string(), "--dims", dims, &raw, &path(d, &format!("{i}.ours"))]);
-        let (mode, param) = match codec.parse::<Codec>().unwrap() {
-            Codec::ZfpFixedRate { rate } => ("rate", rate),
-            Codec::ZfpFixedAccuracy { tolerance } => ("tolerance", tolerance),
-        };
+        let (mode, param) = zfpy_mode(&codec.parse::<Codec>().unwrap());
         manifest += &format!("{i} {} {} {mode} {param:e}\n", dtype(elem), dims);
     }
     fs::write(d.join("cases.txt"), manifest).unwrap();

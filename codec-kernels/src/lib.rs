@@ -8,4 +8,5 @@
 
 pub mod bitstream;
 pub mod grid;
+pub mod szx;
 pub mod zfp;

@@ -154,6 +154,7 @@ fn mode_lines(stream: &[u8], info: &StreamInfo) -> Vec<String> {
             ],
             Err(_) => Vec::new(),
         },
+        _ => Vec::new(),
     }
 }
 

@@ -77,6 +77,7 @@ pub fn params_for(codec: &Codec, elem: ElemType, dims: usize) -> Result<Params> 
             let minexp = frexp_exponent(tolerance) - 1;
             Ok(Params { minbits: MIN_BITS, maxbits: MAX_BITS, maxprec: MAX_PREC, minexp })
         }
+        other => Err(Error::ParamOutOfRange(format!("{other:?} is not a zfp mode"))),
     }
 }
 

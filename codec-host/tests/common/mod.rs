@@ -209,5 +209,15 @@ pub fn zfp_mode_args(codec: &Codec) -> Vec<String> {
     match *codec {
         Codec::ZfpFixedRate { rate } => vec!["-r".into(), rate.to_string()],
         Codec::ZfpFixedAccuracy { tolerance } => vec!["-a".into(), tolerance.to_string()],
+        other => panic!("{other:?} is not a zfp mode"),
+    }
+}
+
+/// zfpy's keyword argument and value for a codec: `rate` or `tolerance`.
+pub fn zfpy_mode(codec: &Codec) -> (&'static str, f64) {
+    match *codec {
+        Codec::ZfpFixedRate { rate } => ("rate", rate),
+        Codec::ZfpFixedAccuracy { tolerance } => ("tolerance", tolerance),
+        other => panic!("{other:?} is not a zfp mode"),
     }
 }

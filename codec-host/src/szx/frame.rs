@@ -1,0 +1,171 @@
+//! Chunk frames: the three encoder phases and the decoder over the blocks of one or
+//! more chunks, run on the CPU executor in tiles of consecutive blocks.
+//!
+//! Frame of a chunk: `[state byte per block][u16 size per coded block][payloads]`.
+
+use std::sync::{Mutex, PoisonError};
+
+use codec_kernels::szx::coding::{is_coded, SIZE_ENTRY_BYTES};
+use codec_kernels::szx::{decode_block, encode_block, payload_len, plan_block, BlockError, BlockPlan, Tolerance};
+
+use crate::{CpuExecutor, Element, Error, Result};
+
+/// Blocks per unit of CPU work (8192 values at the default block size).
+const TILE_BLOCKS: usize = 64;
+
+/// Runs `f` on every piece, in parallel on `exec` when there is more than one.
+fn run_pieces<P: Send>(exec: &CpuExecutor, pieces: Vec<P>, f: impl Fn(P) -> Result<()> + Sync) -> Result<()> {
+    if pieces.len() <= 1 || exec.threads() == 1 {
+        return pieces.into_iter().try_for_each(f);
+    }
+    let cells: Vec<Mutex<Option<P>>> = pieces.into_iter().map(|p| Mutex::new(Some(p))).collect();
+    let take = |i: usize| cells[i].lock().unwrap_or_else(PoisonError::into_inner).take();
+    exec.map_tiles(cells.len(), 1, |r| r.filter_map(take).try_for_each(&f)).into_iter().collect()
+}
+
+/// Phase 1: the plan of every block of `data` (blocks of `block` values; `plans` holds
+/// one entry per block).
+pub(super) fn plan_blocks<T: Element>(data: &[T], block: usize, tol: &Tolerance<T>, plans: &mut [BlockPlan<T>], exec: &CpuExecutor) {
+    let tile_values = block * TILE_BLOCKS;
+    let pieces: Vec<_> = data.chunks(tile_values).zip(plans.chunks_mut(TILE_BLOCKS)).collect();
+    let plan_tile = |(xs, ps): (&[T], &mut [BlockPlan<T>])| {
+        for (x, p) in xs.chunks(block).zip(ps) {
+            *p = plan_block(x, tol);
+        }
+        Ok(())
+    };
+    // Planning cannot fail.
+    let _ = run_pieces(exec, pieces, plan_tile);
+}
+
+/// Bytes of the frame of a chunk whose blocks have these plans.
+pub(super) fn frame_len<T: Element>(plans: &[BlockPlan<T>]) -> usize {
+    plans.iter().map(|p| 1 + p.size as usize + if p.is_coded() { SIZE_ENTRY_BYTES } else { 0 }).sum()
+}
+
+/// Phases 2 and 3: writes the frames of consecutive chunks into `out`, which holds
+/// exactly their total length. `data` and `plans` cover those chunks, `chunk_values`
+/// values (a multiple of `block`) per chunk.
+pub(super) fn write_frames<T: Element>(
+    data: &[T],
+    block: usize,
+    chunk_values: usize,
+    plans: &[BlockPlan<T>],
+    out: &mut [u8],
+    exec: &CpuExecutor,
+) -> Result<()> {
+    let chunk_blocks = chunk_values / block;
+    let mut pieces = Vec::new();
+    let mut rest = out;
+    for (xs, ps) in data.chunks(chunk_values).zip(plans.chunks(chunk_blocks)) {
+        let (frame, tail) = rest.split_at_mut(frame_len(ps));
+        rest = tail;
+        let (states, tail) = frame.split_at_mut(ps.len());
+        let coded = ps.iter().filter(|p| p.is_coded()).count();
+        let (sizes, mut payloads) = tail.split_at_mut(coded * SIZE_ENTRY_BYTES);
+        for (s, p) in states.iter_mut().zip(ps) {
+            *s = p.state;
+        }
+        for (s, p) in sizes.chunks_exact_mut(SIZE_ENTRY_BYTES).zip(ps.iter().filter(|p| p.is_coded())) {
+            s.copy_from_slice(&(p.size as u16).to_le_bytes());
+        }
+        // Phase 2: each tile's payload range is the sum of its blocks' sizes.
+        for (tx, tp) in xs.chunks(block * TILE_BLOCKS).zip(ps.chunks(TILE_BLOCKS)) {
+            let (region, tail) = payloads.split_at_mut(tp.iter().map(|p| p.size as usize).sum());
+            payloads = tail;
+            pieces.push((tx, tp, region));
+        }
+    }
+    run_pieces(exec, pieces, |(xs, ps, mut region)| {
+        for (x, p) in xs.chunks(block).zip(ps) {
+            let (payload, tail) = region.split_at_mut(p.size as usize);
+            region = tail;
+            if !encode_block(x, p, payload) {
+                return Err(Error::Corrupt(format!("SZx encoder: block plan {p:?} does not fit its block")));
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Where the blocks of one tile of a frame are.
+struct DecodeTile<'a, T> {
+    chunk: usize,
+    first_block: usize,
+    states: &'a [u8],
+    /// The size-table entries from the tile's first coded block on.
+    sizes: &'a [u8],
+    /// The tile's payloads, back to back.
+    payloads: &'a [u8],
+    out: &'a mut [T],
+}
+
+/// The payload length of a block and, for a coded block, the advance in the size table.
+fn block_len<T: Element>(state: u8, n: usize, sizes: &[u8], rank: &mut usize) -> Result<usize, BlockError> {
+    let entry = sizes.get(*rank * SIZE_ENTRY_BYTES..(*rank + 1) * SIZE_ENTRY_BYTES);
+    let coded_size = entry.map_or(0, |b| u16::from_le_bytes([b[0], b[1]]) as usize);
+    let len = payload_len::<T>(state, n, coded_size)?;
+    if is_coded(state) {
+        if entry.is_none() {
+            return Err(BlockError::BadLength);
+        }
+        *rank += 1;
+    }
+    Ok(len)
+}
+
+fn corrupt(chunk: usize, block: usize, e: BlockError) -> Error {
+    Error::Corrupt(format!("SZx chunk {chunk}, block {block}: {e:?}"))
+}
+
+/// Cuts the frame of chunk `chunk` (whose values are `out`) into decode tiles, checking
+/// every state byte and that the blocks fill the frame exactly.
+fn frame_tiles<'a, T: Element>(chunk: usize, frame: &'a [u8], block: usize, out: &'a mut [T], tiles: &mut Vec<DecodeTile<'a, T>>) -> Result<()> {
+    let blocks = out.len().div_ceil(block);
+    let states = frame.get(..blocks).ok_or_else(|| Error::Corrupt(format!("SZx chunk {chunk}: shorter than its block states")))?;
+    let coded = states.iter().filter(|&&s| is_coded(s)).count();
+    let payload_at = blocks + coded * SIZE_ENTRY_BYTES;
+    let sizes = frame.get(blocks..payload_at).ok_or_else(|| Error::Corrupt(format!("SZx chunk {chunk}: shorter than its size table")))?;
+    let (mut rank, mut pos) = (0usize, payload_at);
+    let mut outs = out.chunks_mut(block * TILE_BLOCKS);
+    for t in 0..blocks.div_ceil(TILE_BLOCKS) {
+        let first = t * TILE_BLOCKS;
+        let tile_states = &states[first..(first + TILE_BLOCKS).min(blocks)];
+        let (tile_rank, start) = (rank, pos);
+        let tile_out = outs.next().unwrap_or_default();
+        for (j, (&s, x)) in tile_states.iter().zip(tile_out.chunks(block)).enumerate() {
+            pos += block_len::<T>(s, x.len(), sizes, &mut rank).map_err(|e| corrupt(chunk, first + j, e))?;
+        }
+        let payloads = frame.get(start..pos).ok_or_else(|| Error::Corrupt(format!("SZx chunk {chunk}: blocks run past the chunk's end")))?;
+        tiles.push(DecodeTile { chunk, first_block: first, states: tile_states, sizes: &sizes[tile_rank * SIZE_ENTRY_BYTES..], payloads, out: tile_out });
+    }
+    if pos != frame.len() {
+        return Err(Error::Corrupt(format!("SZx chunk {chunk}: blocks take {pos} bytes of {}", frame.len())));
+    }
+    Ok(())
+}
+
+fn decode_tile<T: Element>(tile: DecodeTile<'_, T>, block: usize) -> Result<()> {
+    let (mut rank, mut pos) = (0usize, 0usize);
+    for (j, (&s, x)) in tile.states.iter().zip(tile.out.chunks_mut(block)).enumerate() {
+        let fail = |e| corrupt(tile.chunk, tile.first_block + j, e);
+        let len = block_len::<T>(s, x.len(), tile.sizes, &mut rank).map_err(fail)?;
+        let payload = tile.payloads.get(pos..pos + len).ok_or_else(|| fail(BlockError::BadLength))?;
+        decode_block(s, payload, x).map_err(fail)?;
+        pos += len;
+    }
+    Ok(())
+}
+
+/// Decodes frames: each item is (chunk index, frame bytes, the chunk's values).
+pub(super) fn read_frames<'a, T: Element>(
+    frames: impl IntoIterator<Item = (usize, &'a [u8], &'a mut [T])>,
+    block: usize,
+    exec: &CpuExecutor,
+) -> Result<()> {
+    let mut tiles = Vec::new();
+    for (chunk, frame, out) in frames {
+        frame_tiles(chunk, frame, block, out, &mut tiles)?;
+    }
+    run_pieces(exec, tiles, |t| decode_tile(t, block))
+}

@@ -1,0 +1,285 @@
+//! SZx streams: error-bounded lossy compression with a strict bound, plain or cut into
+//! independently decodable chunks for pipelining (module [`pipelined`]).
+//!
+//! Every finite value comes back within the absolute bound `E` (`|x - x'| <= E`, `E = 0`
+//! is lossless); NaN and infinities come back bit for bit; exact zeros stay exact zeros
+//! and signs are kept where that costs little (see `docs/formats/szx.md`). The values
+//! are coded as one sequence in memory order whatever the shape.
+//!
+//! ```
+//! use codec_host::szx::{self, ErrorBound};
+//! use codec_host::Shape;
+//! let x: Vec<f32> = (0..1000).map(|i| (i as f32 * 0.01).sin()).collect();
+//! let stream = szx::compress(&x, Shape::d1(x.len()), ErrorBound::Abs(1e-3)).unwrap();
+//! let (back, header) = szx::decompress::<f32>(&stream).unwrap();
+//! assert_eq!(header.len(), 1000);
+//! assert!(x.iter().zip(&back).all(|(a, b)| (a - b).abs() <= 1e-3));
+//! ```
+
+mod frame;
+mod header;
+pub mod pipelined;
+
+use codec_kernels::szx::{stats::block_stats, BlockKind, BlockPlan, Tolerance};
+
+pub use header::{SzxHeader, CHUNK_ENTRY_LEN, HEADER_LEN, MAGIC, MAX_CHUNK_VALUES, VERSION};
+pub use codec_kernels::szx::MAX_BLOCK_SIZE;
+
+use crate::{CpuExecutor, Element, Error, Result, Shape, StreamInfo};
+
+/// The error bound of an SZx stream.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ErrorBound {
+    /// Every finite value within this absolute distance (`>= 0`, finite).
+    Abs(f64),
+    /// Within `R * (max - min)` of the input's finite values (`R >= 0`, finite).
+    Rel(f64),
+}
+
+/// Layout parameters of an SZx stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SzxOptions {
+    /// Values per block, 1 to [`MAX_BLOCK_SIZE`]; default 128.
+    pub block_size: usize,
+    /// Values per chunk of a pipelined stream, a multiple of `block_size` up to
+    /// [`MAX_CHUNK_VALUES`]; default 5120. Plain streams choose their own chunking.
+    pub chunk_values: usize,
+}
+
+impl Default for SzxOptions {
+    fn default() -> Self {
+        SzxOptions { block_size: 128, chunk_values: 5120 }
+    }
+}
+
+/// Compresses `data` (of `shape`) into a plain stream with the default block size, on
+/// the shared executor.
+pub fn compress<T: Element>(data: &[T], shape: Shape, bound: ErrorBound) -> Result<Vec<u8>> {
+    compress_with_options(data, shape, bound, &SzxOptions::default(), CpuExecutor::global())
+}
+
+/// Compresses `data` into a plain stream with `opts.block_size` on `exec`.
+pub fn compress_with_options<T: Element>(data: &[T], shape: Shape, bound: ErrorBound, opts: &SzxOptions, exec: &CpuExecutor) -> Result<Vec<u8>> {
+    let (header, tol) = prepare(data, shape, bound, opts, false, exec)?;
+    encode_to_vec(data, &header, &tol, exec)
+}
+
+/// The most bytes a plain stream of `n` values of `T` can take, incompressible data
+/// included.
+pub fn max_compressed_len<T: Element>(n: usize, opts: &SzxOptions) -> usize {
+    bound_len(n, T::TYPE.size(), opts.block_size.max(1), plain_chunk_values(n, opts.block_size.max(1)))
+}
+
+/// Compresses `data` into a plain stream in `out` (at least
+/// [`max_compressed_len`] bytes guarantees room); returns the stream's length.
+pub fn compress_into<T: Element>(
+    data: &[T],
+    shape: Shape,
+    bound: ErrorBound,
+    opts: &SzxOptions,
+    out: &mut [u8],
+    exec: &CpuExecutor,
+) -> Result<usize> {
+    let (header, tol) = prepare(data, shape, bound, opts, false, exec)?;
+    encode_stream(data, &header, &tol, out, exec)
+}
+
+/// Decodes an SZx stream (plain or pipelined) into `out` (at least as many values as
+/// it holds), on `exec`. Returns the header.
+pub fn decompress_into<T: Element>(stream: &[u8], out: &mut [T], exec: &CpuExecutor) -> Result<SzxHeader> {
+    let header = SzxHeader::read(stream)?;
+    let out = check_output(&header, out)?;
+    let (lens, _) = header.chunk_lens(stream)?;
+    let mut at = header.prefix_len();
+    let frames = lens.zip(out.chunks_mut(header.chunk_values)).enumerate().map(|(i, (len, values))| {
+        let frame = &stream[at..at + len];
+        at += len;
+        (i, frame, values)
+    });
+    frame::read_frames(frames, header.block_size, exec)?;
+    Ok(header)
+}
+
+/// Decodes an SZx stream into a new vector, on the shared executor.
+pub fn decompress<T: Element>(stream: &[u8]) -> Result<(Vec<T>, SzxHeader)> {
+    let header = SzxHeader::read(stream)?;
+    // The chunk table vouches for at least one byte per block before anything is allocated.
+    header.stream_len(stream)?;
+    let mut out = vec![T::default(); header.len()];
+    decompress_into(stream, &mut out, CpuExecutor::global())?;
+    Ok((out, header))
+}
+
+/// What an SZx stream is, from its header and chunk table.
+pub fn inspect(stream: &[u8]) -> Result<StreamInfo> {
+    let header = SzxHeader::read(stream)?;
+    let stream_bytes = header.stream_len(stream)?;
+    Ok(StreamInfo { codec: header.codec(), elem: header.elem, shape: header.shape, stream_bytes })
+}
+
+/// True if `stream` starts like an SZx stream.
+pub fn is_szx(stream: &[u8]) -> bool {
+    stream.starts_with(&MAGIC)
+}
+
+/// How many blocks of each kind a stream holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BlockCensus {
+    /// Blocks decoded as zeros.
+    pub zero: usize,
+    /// Blocks decoded as one value.
+    pub constant: usize,
+    /// Blocks stored verbatim.
+    pub raw: usize,
+    /// Coded blocks of values.
+    pub direct: usize,
+    /// Coded blocks of differences from a reference.
+    pub offset: usize,
+}
+
+/// Header, chunk lengths and block census of an SZx stream (for tools).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SzxInfo {
+    pub header: SzxHeader,
+    /// Bytes of the stream (header, table and chunks).
+    pub stream_bytes: usize,
+    /// Length of every chunk.
+    pub chunk_lens: Vec<usize>,
+    pub blocks: BlockCensus,
+}
+
+/// Reads the header, the chunk table and every block state of `stream`.
+pub fn describe(stream: &[u8]) -> Result<SzxInfo> {
+    let header = SzxHeader::read(stream)?;
+    let (lens, stream_bytes) = header.chunk_lens(stream)?;
+    let chunk_lens: Vec<usize> = lens.collect();
+    let mut blocks = BlockCensus::default();
+    let mut at = header.prefix_len();
+    for (i, &len) in chunk_lens.iter().enumerate() {
+        let nb = header.chunk_values(i).len().div_ceil(header.block_size);
+        for &s in &stream[at..at + nb] {
+            let kind = match header.elem {
+                crate::ElemType::F32 => BlockKind::parse::<f32>(s),
+                crate::ElemType::F64 => BlockKind::parse::<f64>(s),
+            };
+            match kind.ok_or_else(|| Error::Corrupt(format!("SZx chunk {i}: block state {s:#x}")))? {
+                BlockKind::Zero => blocks.zero += 1,
+                BlockKind::Const => blocks.constant += 1,
+                BlockKind::Raw => blocks.raw += 1,
+                BlockKind::Coded { offset: false, .. } => blocks.direct += 1,
+                BlockKind::Coded { offset: true, .. } => blocks.offset += 1,
+            }
+        }
+        at += len;
+    }
+    Ok(SzxInfo { header, stream_bytes, chunk_lens, blocks })
+}
+
+/// Chunk size of plain streams: everything in one chunk, up to the table's limit.
+fn plain_chunk_values(n: usize, block: usize) -> usize {
+    let cap = MAX_CHUNK_VALUES / block * block;
+    n.div_ceil(block).max(1).saturating_mul(block).min(cap)
+}
+
+/// Worst-case stream length: per block one state byte plus its raw values (a coded block
+/// is chosen only when it and its size entry take fewer bytes than raw).
+fn bound_len(n: usize, elem_size: usize, block: usize, chunk_values: usize) -> usize {
+    HEADER_LEN + CHUNK_ENTRY_LEN * n.div_ceil(chunk_values.max(1)) + n.div_ceil(block) + elem_size * n
+}
+
+/// Checks the parameters and builds the header and tolerance for compressing `data`.
+fn prepare<T: Element>(
+    data: &[T],
+    shape: Shape,
+    bound: ErrorBound,
+    opts: &SzxOptions,
+    pipelined: bool,
+    exec: &CpuExecutor,
+) -> Result<(SzxHeader, Tolerance<T>)> {
+    let n = shape.checked_len().ok_or_else(|| Error::BadDims(format!("{shape} values overflow")))?;
+    if n != data.len() {
+        return Err(Error::BadDims(format!("shape {shape} holds {n} values, data {}", data.len())));
+    }
+    let chunk_values = if pipelined { opts.chunk_values } else { plain_chunk_values(n, opts.block_size.max(1)) };
+    header::check_layout(opts.block_size, chunk_values)?;
+    let (abs_error, rel_error) = match bound {
+        ErrorBound::Abs(e) if e.is_finite() && e >= 0.0 => (e, None),
+        ErrorBound::Rel(r) if r.is_finite() && r >= 0.0 => {
+            let (lo, hi) = finite_range(data, exec);
+            let e = r * (hi - lo);
+            (if e.is_finite() { e } else { f64::MAX }, Some(r))
+        }
+        b => return Err(Error::ParamOutOfRange(format!("SZx error bound {b:?} (finite, >= 0)"))),
+    };
+    let chunk_count = n.div_ceil(chunk_values);
+    if u32::try_from(chunk_count).is_err() {
+        return Err(Error::ParamOutOfRange(format!("{chunk_count} chunks (at most {})", u32::MAX)));
+    }
+    let header = SzxHeader { elem: T::TYPE, shape, abs_error, rel_error, pipelined, block_size: opts.block_size, chunk_values, chunk_count };
+    Ok((header, Tolerance::from_f64(abs_error)))
+}
+
+/// Smallest and largest finite value, widened to f64 (`(0, 0)` if there is none).
+fn finite_range<T: Element>(data: &[T], exec: &CpuExecutor) -> (f64, f64) {
+    let parts = exec.map_tiles(data.len(), 1 << 16, |r| {
+        let xs = &data[r];
+        let st = block_stats(xs);
+        if st.finite {
+            return Some((st.min.to_f64(), st.max.to_f64()));
+        }
+        let finite = xs.iter().map(|v| v.to_f64()).filter(|v| v.is_finite());
+        finite.fold(None, |acc: Option<(f64, f64)>, v| Some(acc.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v)))))
+    });
+    parts.into_iter().flatten().reduce(|a, b| (a.0.min(b.0), a.1.max(b.1))).unwrap_or((0.0, 0.0))
+}
+
+/// Checks the caller's output for a stream with `header`; returns the part to fill.
+fn check_output<'o, T: Element>(header: &SzxHeader, out: &'o mut [T]) -> Result<&'o mut [T]> {
+    if header.elem != T::TYPE {
+        return Err(Error::TypeMismatch { stream: header.elem, requested: T::TYPE });
+    }
+    let n = header.len();
+    let got = out.len();
+    out.get_mut(..n).ok_or(Error::BufferTooSmall { needed: n, got })
+}
+
+fn empty_plan<T: Element>() -> BlockPlan<T> {
+    BlockPlan { state: 0, value: <T as codec_kernels::szx::SzxFloat>::ZERO, size: 0 }
+}
+
+/// Phase 1 for a whole stream: every block's plan and every chunk's frame length.
+fn plan_stream<T: Element>(data: &[T], header: &SzxHeader, tol: &Tolerance<T>, exec: &CpuExecutor) -> (Vec<BlockPlan<T>>, Vec<usize>) {
+    let block = header.block_size;
+    let mut plans = vec![empty_plan::<T>(); data.len().div_ceil(block)];
+    frame::plan_blocks(data, block, tol, &mut plans, exec);
+    let lens = plans.chunks(header.chunk_values / block).map(frame::frame_len).collect();
+    (plans, lens)
+}
+
+/// Writes a planned stream into `out`, which holds exactly its length.
+fn write_stream<T: Element>(data: &[T], header: &SzxHeader, plans: &[BlockPlan<T>], lens: &[usize], out: &mut [u8], exec: &CpuExecutor) -> Result<()> {
+    header.write(out);
+    let (table, frames) = out[HEADER_LEN..].split_at_mut(header.prefix_len() - HEADER_LEN);
+    for (entry, &len) in table.chunks_exact_mut(CHUNK_ENTRY_LEN).zip(lens) {
+        entry.copy_from_slice(&(len as u32).to_le_bytes());
+    }
+    frame::write_frames(data, header.block_size, header.chunk_values, plans, frames, exec)
+}
+
+/// Encodes a whole stream into `out`, all chunks at once (parallel over every block).
+fn encode_stream<T: Element>(data: &[T], header: &SzxHeader, tol: &Tolerance<T>, out: &mut [u8], exec: &CpuExecutor) -> Result<usize> {
+    let (plans, lens) = plan_stream(data, header, tol, exec);
+    let total = header.prefix_len() + lens.iter().sum::<usize>();
+    let got = out.len();
+    let out = out.get_mut(..total).ok_or(Error::BufferTooSmall { needed: total, got })?;
+    write_stream(data, header, &plans, &lens, out, exec)?;
+    Ok(total)
+}
+
+/// Encodes a whole stream into a vector of exactly its length.
+fn encode_to_vec<T: Element>(data: &[T], header: &SzxHeader, tol: &Tolerance<T>, exec: &CpuExecutor) -> Result<Vec<u8>> {
+    let (plans, lens) = plan_stream(data, header, tol, exec);
+    let mut out = vec![0u8; header.prefix_len() + lens.iter().sum::<usize>()];
+    write_stream(data, header, &plans, &lens, &mut out, exec)?;
+    Ok(out)
+}

@@ -1,0 +1,265 @@
+//! The decoder: one block's values from its state byte and payload.
+//!
+//! Every length and code is checked before the values are rebuilt, so no bytes, however
+//! corrupt, make the decoder read outside the payload or panic.
+
+use super::coding::{codes_len, resi_len, BlockKind, Coding, GROUP};
+use super::scalar::{Bits, SzxFloat};
+
+/// Why a block cannot be decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockError {
+    /// The state byte is not one an encoder writes.
+    BadState,
+    /// The payload length does not match the state.
+    BadLength,
+    /// The 2-bit codes or residual padding contradict the state or the payload length.
+    BadCodes,
+}
+
+/// Payload bytes of a block of `n` values with state `state` whose size-table entry (for
+/// coded blocks) is `coded_size`.
+#[inline]
+pub fn payload_len<T: SzxFloat>(state: u8, n: usize, coded_size: usize) -> Result<usize, BlockError> {
+    let kind = BlockKind::parse::<T>(state).ok_or(BlockError::BadState)?;
+    Ok(kind.fixed_payload_len::<T>(n).unwrap_or(coded_size))
+}
+
+/// Decodes the block with state byte `state` and payload `payload` into `out` (the
+/// block's values; its length is the block's length).
+pub fn decode_block<T: SzxFloat>(state: u8, payload: &[u8], out: &mut [T]) -> Result<(), BlockError> {
+    let kind = BlockKind::parse::<T>(state).ok_or(BlockError::BadState)?;
+    if let Some(len) = kind.fixed_payload_len::<T>(out.len()) {
+        if payload.len() != len {
+            return Err(BlockError::BadLength);
+        }
+    }
+    match kind {
+        BlockKind::Zero => out.fill(T::ZERO),
+        BlockKind::Const => out.fill(T::from_bits(T::Bits::load_le(payload))),
+        BlockKind::Raw => {
+            for (o, b) in out.iter_mut().zip(payload.chunks_exact(T::BYTES)) {
+                *o = T::from_bits(T::Bits::load_le(b));
+            }
+        }
+        BlockKind::Coded { offset, .. } => {
+            let reference = if offset && payload.len() >= T::BYTES { T::from_bits(T::Bits::load_le(payload)) } else { T::ZERO };
+            let c = Coding::from_kind(kind, reference).ok_or(BlockError::BadState)?;
+            let n = out.len();
+            let fixed = c.fixed_len(n);
+            if payload.len() < fixed {
+                return Err(BlockError::BadLength);
+            }
+            let resi_at = payload.len() - resi_len(n, c.resi_bits);
+            let codes_at = resi_at - codes_len(n);
+            let mid_len = codes_at - c.reference_len();
+            check_sections(&c, n, &payload[codes_at..resi_at], &payload[resi_at..], mid_len)?;
+            if offset {
+                decode_coded::<T, true>(&c, payload, codes_at, resi_at, out);
+            } else {
+                decode_coded::<T, false>(&c, payload, codes_at, resi_at, out);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks that every code is at most the coding's cap, that the codes account for
+/// exactly `mid_len` mid bytes, and that the padding bits of both sections are zero.
+fn check_sections<T: SzxFloat>(c: &Coding<T>, n: usize, codes: &[u8], resi: &[u8], mid_len: usize) -> Result<(), BlockError> {
+    const LOW: u8 = 0x55;
+    let tail_codes = n % 4;
+    let pad_mask = if tail_codes == 0 { 0 } else { 0xffu8 << (2 * tail_codes) };
+    if codes.last().is_some_and(|&b| b & pad_mask != 0) {
+        return Err(BlockError::BadCodes);
+    }
+    let mut reused = 0usize;
+    let mut over_cap = 0u8;
+    for &b in codes {
+        let hi = (b >> 1) & LOW;
+        let lo = b & LOW;
+        reused += (lo.count_ones() + 2 * hi.count_ones()) as usize;
+        // A code of 2 sets `hi`, a code of 3 sets both.
+        over_cap |= match c.max_lead() {
+            0 => b,
+            1 => hi,
+            2 => hi & lo,
+            _ => 0,
+        };
+    }
+    if over_cap != 0 || n * c.req_bytes as usize != mid_len + reused {
+        return Err(BlockError::BadCodes);
+    }
+    let resi_bits = n * c.resi_bits as usize;
+    if !resi_bits.is_multiple_of(8) && resi.last().is_some_and(|&b| b >> (resi_bits % 8) != 0) {
+        return Err(BlockError::BadCodes);
+    }
+    Ok(())
+}
+
+/// Rebuilds the values of a coded block whose sections were checked.
+fn decode_coded<T: SzxFloat, const OFFSET: bool>(c: &Coding<T>, payload: &[u8], codes_at: usize, resi_at: usize, out: &mut [T]) {
+    let width = T::Bits::BITS;
+    let whole = T::Bits::ALL << (width - 8 * c.req_bytes);
+    let keep: [T::Bits; 4] = core::array::from_fn(|l| Coding::<T>::lead_mask(l as u32));
+    let fresh: [T::Bits; 4] = core::array::from_fn(|l| whole & !keep[l]);
+    let advance: [usize; 4] = core::array::from_fn(|l| (c.req_bytes as usize).saturating_sub(l));
+    let resi_shift = width - c.keep_bits();
+    let r = c.resi_bits as usize;
+    let (codes, resi) = (&payload[codes_at..resi_at], &payload[resi_at..]);
+    let mut pos = c.reference_len();
+    let mut prev = T::Bits::ZERO;
+    let mut t = [T::Bits::ZERO; GROUP];
+    let mut lead = [0u8; GROUP];
+    for (g, (outs, codes)) in out.chunks_mut(GROUP).zip(codes.chunks(GROUP / 4)).enumerate() {
+        unpack_codes(codes, &mut lead);
+        // The residual bits first; the whole bytes are merged in below.
+        match resi.get(g * GROUP * r / 8..).filter(|_| r > 0) {
+            Some(resi) => unpack_residuals(resi, c.resi_bits, resi_shift, &mut t),
+            None => t.fill(T::Bits::ZERO),
+        }
+        for (v, &l) in t[..outs.len()].iter_mut().zip(&lead) {
+            let l = l as usize & 3;
+            let word = get_mid::<T>(payload, pos);
+            *v = *v | (prev & keep[l]) | ((word >> (8 * l as u32)) & fresh[l]);
+            pos += advance[l];
+            prev = *v;
+        }
+        match <&mut [T; GROUP]>::try_from(&mut *outs) {
+            Ok(full) => {
+                for i in 0..GROUP {
+                    full[i] = c.reconstruct::<OFFSET>(t[i]);
+                }
+            }
+            Err(_) => {
+                for (o, &v) in outs.iter_mut().zip(&t) {
+                    *o = c.reconstruct::<OFFSET>(v);
+                }
+            }
+        }
+    }
+}
+
+/// The 2-bit codes of one group (missing bytes read as zero).
+#[inline(always)]
+fn unpack_codes(codes: &[u8], lead: &mut [u8; GROUP]) {
+    let mut bytes = [0u8; GROUP / 4];
+    for (d, &b) in bytes.iter_mut().zip(codes) {
+        *d = b;
+    }
+    for j in 0..GROUP / 4 {
+        for i in 0..4 {
+            lead[4 * j + i] = (bytes[j] >> (2 * i)) & 3;
+        }
+    }
+}
+
+/// The `W` bytes at `pos` read most significant first, zero-padded past the payload's
+/// end (the bytes after a value's own are masked off by the caller).
+#[inline(always)]
+fn get_mid<T: SzxFloat>(payload: &[u8], pos: usize) -> T::Bits {
+    match payload.get(pos..pos + T::BYTES) {
+        Some(b) => T::Bits::load_be(b),
+        None => {
+            let mut buf = [0u8; 8];
+            for (i, d) in buf.iter_mut().enumerate().take(T::BYTES) {
+                *d = payload.get(pos + i).copied().unwrap_or(0);
+            }
+            T::Bits::load_be(&buf)
+        }
+    }
+}
+
+/// Unpacks the residuals of one group, `r` bits each (eight take exactly `r` bytes),
+/// each shifted left by `shift` into its place in the kept pattern.
+#[inline(always)]
+fn unpack_residuals<B: Bits>(resi: &[u8], r: u32, shift: u32, out: &mut [B; GROUP]) {
+    let mask = (1u64 << r) - 1;
+    for j in 0..GROUP / 8 {
+        let acc = load_le_u64(resi, j * r as usize);
+        for i in 0..8 {
+            out[8 * j + i] = B::from_u32(((acc >> (r * i as u32)) & mask) as u32) << shift;
+        }
+    }
+}
+
+/// The eight bytes at `at` as a little-endian word, zero past the end of `b`.
+#[inline(always)]
+fn load_le_u64(b: &[u8], at: usize) -> u64 {
+    match b.get(at..at + 8) {
+        Some(w) => u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]),
+        None => (0..8).fold(0u64, |acc, i| acc | (b.get(at + i).copied().unwrap_or(0) as u64) << (8 * i)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::encode::encode_block;
+    use super::super::plan::plan_block;
+    use super::super::tolerance::Tolerance;
+    use super::*;
+
+    /// Encodes and decodes one block; returns the payload length.
+    fn round_trip<T: SzxFloat>(x: &[T], e: T, back: &mut [T]) -> (u8, usize) {
+        let plan = plan_block(x, &Tolerance::new(e));
+        let mut buf = [0u8; 8 * 300];
+        let out = &mut buf[..plan.size as usize];
+        assert!(encode_block(x, &plan, out));
+        decode_block(plan.state, out, back).unwrap();
+        (plan.state, plan.size as usize)
+    }
+
+    #[test]
+    fn coded_blocks_round_trip_within_the_bound() {
+        for n in [1usize, 3, 7, 8, 63, 64, 65, 128, 200] {
+            for e in [0.0f32, 1e-6, 1e-3, 0.3] {
+                let x: [f32; 200] = core::array::from_fn(|i| ((i * 7919 % 257) as f32 * 0.013).sin() * 3.0 + 0.01 * i as f32);
+                let mut back = [0f32; 200];
+                round_trip(&x[..n], e, &mut back[..n]);
+                for (a, b) in x[..n].iter().zip(&back[..n]) {
+                    assert!(((a - b) as f64).abs() <= e as f64, "n {n} e {e}: {a} vs {b}");
+                    if e == 0.0 {
+                        assert_eq!(a.to_bits(), b.to_bits());
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn zeros_and_signs_survive_direct_coding() {
+        let x: [f64; 100] = core::array::from_fn(|i| match i % 4 {
+            0 => 0.0,
+            1 => -0.0,
+            2 => 1e-9 * i as f64,
+            _ => -0.25 * i as f64,
+        });
+        let mut back = [1f64; 100];
+        let (state, _) = round_trip(&x, 1e-3, &mut back);
+        assert_eq!(state & 0xc0, 0x40, "direct coding");
+        for (a, b) in x.iter().zip(&back) {
+            assert!((a - b).abs() <= 1e-3);
+            assert_eq!(a.is_sign_negative(), b.is_sign_negative());
+            if *a == 0.0 {
+                assert_eq!(a.to_bits(), b.to_bits());
+            }
+        }
+    }
+
+    #[test]
+    fn corrupt_payloads_are_rejected() {
+        let x: [f32; 128] = core::array::from_fn(|i| 1.0 + (i as f32 * 0.1).sin());
+        let plan = plan_block(&x, &Tolerance::new(1e-4f32));
+        let mut buf = [0u8; 600];
+        let out = &mut buf[..plan.size as usize];
+        assert!(encode_block(&x, &plan, out));
+        let mut back = [0f32; 128];
+        // Every truncation is decoded without a panic, and nearly all are caught (a shifted
+        // code section can add up to the right length by chance).
+        let caught = (0..out.len()).filter(|&cut| decode_block(plan.state, &out[..cut], &mut back).is_err()).count();
+        assert!(caught * 10 >= out.len() * 9, "{caught} of {}", out.len());
+        assert_eq!(decode_block(0x7f, out, &mut back), Err(BlockError::BadState));
+        assert_eq!(decode_block(0x01, out, &mut back), Err(BlockError::BadLength));
+        assert_eq!(decode_block(plan.state, &out[..3], &mut back), Err(BlockError::BadLength));
+    }
+}
