@@ -58,6 +58,41 @@ impl WordSink for &[AtomicU64] {
     }
 }
 
+/// One writer's bit range `[start, end)` in a shared, zero-initialised buffer: only the
+/// first and last words can hold a neighbour's bits, so only they are OR-ed in
+/// atomically; the words in between belong to this writer alone and are plainly
+/// stored (a relaxed atomic store is an ordinary store).
+pub struct SharedRange<'a> {
+    words: &'a [AtomicU64],
+    first: usize,
+    last: usize,
+}
+
+impl<'a> SharedRange<'a> {
+    /// The range `[start, end)` of `words` (in bits); nothing outside it may be written.
+    #[inline(always)]
+    pub fn new(words: &'a [AtomicU64], start: usize, end: usize) -> Self {
+        SharedRange { words, first: start / 64, last: end.saturating_sub(1) / 64 }
+    }
+}
+
+impl WordSink for SharedRange<'_> {
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.words.len()
+    }
+    #[inline(always)]
+    fn put(&mut self, index: usize, word: u64) {
+        if index == self.first || index == self.last {
+            if word != 0 {
+                self.words[index].fetch_or(word, Ordering::Relaxed);
+            }
+        } else {
+            self.words[index].store(word, Ordering::Relaxed);
+        }
+    }
+}
+
 /// Appends bits to a [`WordSink`].
 pub struct BitWriter<S: WordSink> {
     sink: S,
@@ -303,6 +338,27 @@ mod tests {
         assert_eq!(r.read_bits(14), 0x1555);
         assert_eq!(r.read_bits(56), low_mask(56));
         assert_eq!(r.read_bits(52), 0);
+    }
+
+    #[test]
+    fn shared_ranges_store_inside_and_merge_at_the_edges() {
+        let words: [AtomicU64; 4] = Default::default();
+        // Three writers of 70 bits each, back to back from bit 20.
+        for (i, value) in [0x2aaau64, 0x1555, 0x3333].into_iter().enumerate() {
+            let start = 20 + 70 * i;
+            let mut w = BitWriter::new(SharedRange::new(&words[..], start, start + 70), start);
+            w.write_bits(value, 14);
+            w.write_bits(u64::MAX, 56);
+            w.flush();
+        }
+        let plain: [u64; 4] = core::array::from_fn(|i| words[i].load(Ordering::Relaxed));
+        let mut r = BitReader::new(&plain, 0);
+        assert_eq!(r.read_bits(20), 0);
+        for value in [0x2aaau64, 0x1555, 0x3333] {
+            assert_eq!(r.read_bits(14), value);
+            assert_eq!(r.read_bits(56), low_mask(56));
+        }
+        assert_eq!(r.read_bits(26), 0);
     }
 
     #[test]

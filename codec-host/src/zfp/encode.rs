@@ -10,7 +10,7 @@ use codec_kernels::zfp::{Dims, FixedRate};
 
 use super::header::Header;
 use super::layout::{field_of, tile_blocks, BLOCK_DIM};
-use super::words::bytes_from_words;
+use super::words::{bytes_from_words, ByteWords};
 use crate::{CpuExecutor, Element, Error, Result};
 
 /// The error for data zfp cannot code: the index of the first infinity or NaN.
@@ -21,15 +21,36 @@ fn non_finite<T: Element>(data: &[T]) -> Error {
 /// Encodes `data` as the stream `header` describes (header included, padded to whole
 /// 64-bit words).
 pub(super) fn compress<T: Element, D: Dims>(data: &[T], header: &Header, exec: &CpuExecutor) -> Result<Vec<u8>> {
-    if header.params.minbits == header.params.maxbits {
-        fixed_rate::<T, D>(data, header, exec)
-    } else {
-        variable::<T, D>(data, header, exec)
+    match (exec.threads() > 1, header.params.minbits == header.params.maxbits) {
+        (false, _) => sequential::<T, D>(data, header),
+        (true, true) => fixed_rate::<T, D>(data, header, exec),
+        (true, false) => variable::<T, D>(data, header, exec),
     }
 }
 
-/// Fixed rate: one grid thread per block, each OR-ing its bits into a shared zeroed
-/// buffer at its fixed offset.
+/// One thread: the header, then every block in order, written straight into the output
+/// (fixed-rate blocks padded to `maxbits` land exactly where the parallel kernel puts
+/// them).
+fn sequential<T: Element, D: Dims>(data: &[T], header: &Header) -> Result<Vec<u8>> {
+    let field = field_of(&header.shape);
+    let nblocks = field.block_count();
+    let capacity = header.bits() + nblocks * max_block_bits::<T, D>(&header.params);
+    // Zeroed lazily by the allocator: pages the stream never reaches are never touched.
+    let mut out = vec![0u8; capacity.div_ceil(64) * 8];
+    let mut w = BitWriter::new(ByteWords(&mut out[..]), 0);
+    header.write(&mut w)?;
+    if !encode_blocks::<T, D, _>(&mut w, data, &field, &header.params, 0..nblocks) {
+        return Err(non_finite(data));
+    }
+    let bits = w.position();
+    w.flush();
+    out.truncate(bits.div_ceil(64) * 8);
+    out.shrink_to_fit();
+    Ok(out)
+}
+
+/// Fixed rate, several threads: one grid thread per block, each writing its bits into a
+/// shared zeroed buffer at its fixed offset.
 fn fixed_rate<T: Element, D: Dims>(data: &[T], header: &Header, exec: &CpuExecutor) -> Result<Vec<u8>> {
     let layout = FixedRate { field: field_of(&header.shape), params: header.params, header_bits: header.bits() };
     let words: Vec<AtomicU64> = (0..layout.total_bits().div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
@@ -54,40 +75,33 @@ struct Run {
     bits: usize,
 }
 
-/// Fixed accuracy: tiles of consecutive blocks are coded in parallel, each into its own
-/// buffer, then compacted behind the header. A single tile is coded in place.
+/// Fixed accuracy, several threads: tiles of consecutive blocks are coded in parallel,
+/// each into its own buffer, then compacted behind the header.
 fn variable<T: Element, D: Dims>(data: &[T], header: &Header, exec: &CpuExecutor) -> Result<Vec<u8>> {
     let field = field_of(&header.shape);
     let params = header.params;
     let nblocks = field.block_count();
     let bound = max_block_bits::<T, D>(&params);
-    let tile = tile_blocks(nblocks, exec.threads());
-    let encode_run = |blocks: core::ops::Range<usize>, header: Option<&Header>| -> Result<Run> {
-        let start = header.map_or(0, Header::bits);
-        let mut words = vec![0u64; (start + blocks.len() * bound).div_ceil(64)];
-        let mut w = BitWriter::new(&mut words[..], 0);
-        if let Some(h) = header {
-            h.write(&mut w)?;
-        }
-        if !encode_blocks::<T, D, _>(&mut w, data, &field, &params, blocks) {
-            return Err(non_finite(data));
-        }
-        let bits = w.position();
-        w.flush();
-        words.truncate(bits.div_ceil(64));
-        Ok(Run { words, bits })
-    };
-    if tile >= nblocks {
-        return Ok(bytes_from_words(encode_run(0..nblocks, Some(header))?.words));
-    }
-    let runs = exec.map_tiles(nblocks, tile, |blocks| encode_run(blocks, None)).into_iter().collect::<Result<Vec<_>>>()?;
+    let runs = exec
+        .map_tiles(nblocks, tile_blocks(nblocks, exec.threads()), |blocks| {
+            let mut words = vec![0u64; (blocks.len() * bound).div_ceil(64)];
+            let mut w = BitWriter::new(&mut words[..], 0);
+            if !encode_blocks::<T, D, _>(&mut w, data, &field, &params, blocks) {
+                return Err(non_finite(data));
+            }
+            let bits = w.position();
+            w.flush();
+            Ok(Run { words, bits })
+        })
+        .into_iter()
+        .collect::<Result<Vec<_>>>()?;
     let total = header.bits() + runs.iter().map(|r| r.bits).sum::<usize>();
-    let mut out = vec![0u64; total.div_ceil(64)];
-    let mut w = BitWriter::new(&mut out[..], 0);
+    let mut out = vec![0u8; total.div_ceil(64) * 8];
+    let mut w = BitWriter::new(ByteWords(&mut out[..]), 0);
     header.write(&mut w)?;
     for run in &runs {
         copy_bits(&run.words, run.bits, &mut w);
     }
     w.flush();
-    Ok(bytes_from_words(out))
+    Ok(out)
 }

@@ -146,9 +146,14 @@ pub fn scatter<S: Scalar, D: Dims>(block: &D::Block<S>, out: &mut [S], out_start
             continue;
         }
         let at = base + row_offset(f, r);
-        match out.get_mut(at..at + valid[0]) {
-            Some(dst) => dst.copy_from_slice(&row[..valid[0]]),
-            None => return false,
+        // Whole rows as fixed-size copies (a variable-length one becomes a call).
+        let copied = if valid[0] == 4 {
+            out.get_mut(at..at + 4).map(|dst| dst.copy_from_slice(row))
+        } else {
+            out.get_mut(at..at + valid[0]).map(|dst| dst.copy_from_slice(&row[..valid[0]]))
+        };
+        if copied.is_none() {
+            return false;
         }
     }
     true

@@ -8,7 +8,7 @@ use super::block::{decode_block, encode_block, Params};
 use super::dims::Dims;
 use super::field::{gather, scatter, Field};
 use super::scalar::Scalar;
-use crate::bitstream::{BitReader, BitWriter};
+use crate::bitstream::{BitReader, BitWriter, SharedRange};
 use crate::grid::Grid;
 
 /// Where the blocks of a fixed-rate stream lie.
@@ -37,7 +37,7 @@ impl FixedRate {
 
 /// Kernel body: encodes the blocks of grid thread `g` (a grid-stride loop, so any launch
 /// covers every block) from `data` into `out`, which must be zeroed beyond the header
-/// and shared by all threads. Returns false if one of its blocks holds a non-finite
+/// and shared by all threads (each block ORs only its two edge words, cuZFP style). Returns false if one of its blocks holds a non-finite
 /// value (that block's bits are then left zero).
 pub fn encode_fixed_rate_body<S: Scalar, D: Dims>(g: Grid, data: &[S], layout: &FixedRate, out: &[AtomicU64]) -> bool {
     let mut ok = true;
@@ -47,7 +47,9 @@ pub fn encode_fixed_rate_body<S: Scalar, D: Dims>(g: Grid, data: &[S], layout: &
         let Some(block) = gather::<S, D>(data, &layout.field, b) else {
             return false;
         };
-        let mut w = BitWriter::new(out, layout.block_offset(b));
+        let start = layout.block_offset(b);
+        let end = start + layout.params.maxbits as usize;
+        let mut w = BitWriter::new(SharedRange::new(out, start, end), start);
         ok &= encode_block::<S, D, _>(&mut w, &layout.params, &block).is_some();
         w.flush();
         b += g.global_count();

@@ -99,7 +99,7 @@ fn to_planes<U: Coefficient, D: Dims>(coef: impl Fn(usize) -> U) -> D::Block<u64
 /// Hands the coefficients whose bit planes are `rows` (laid out as [`to_planes`] leaves
 /// them) to `put(position, coefficient)`.
 #[inline(always)]
-fn from_planes<U: Coefficient, D: Dims>(mut rows: D::Block<u64>, mut put: impl FnMut(usize, U)) {
+fn from_planes<U: Coefficient, D: Dims>(rows: &mut D::Block<u64>, mut put: impl FnMut(usize, U)) {
     let s = side::<U, D>();
     let r = rows.as_mut();
     transpose(r, s);
@@ -343,7 +343,7 @@ pub fn decode_ints<U: Coefficient, D: Dims>(
         }
         set_plane::<U, D>(rows.as_mut(), k, x);
     }
-    from_planes::<U, D>(rows, put);
+    from_planes::<U, D>(&mut rows, put);
     maxbits - bits
 }
 
@@ -379,7 +379,7 @@ mod tests {
             set_plane::<U, D>(rebuilt.as_mut(), k, naive_plane(coef.as_ref(), k));
         }
         let mut back = D::splat(U::default());
-        from_planes::<U, D>(rebuilt, |i, u| back.as_mut()[i] = u);
+        from_planes::<U, D>(&mut rebuilt, |i, u| back.as_mut()[i] = u);
         assert_eq!(back.as_ref(), coef.as_ref());
     }
 
