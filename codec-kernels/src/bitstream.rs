@@ -179,9 +179,29 @@ impl<S: WordSink> BitWriter<S> {
     }
 }
 
+/// A stored stream word: a `u64`, or 8 little-endian bytes (a byte stream read in place).
+pub trait Word: Copy {
+    /// The word's value.
+    fn get(self) -> u64;
+}
+
+impl Word for u64 {
+    #[inline(always)]
+    fn get(self) -> u64 {
+        self
+    }
+}
+
+impl Word for [u8; 8] {
+    #[inline(always)]
+    fn get(self) -> u64 {
+        u64::from_le_bytes(self)
+    }
+}
+
 /// Reads bits from a word slice.
-pub struct BitReader<'a> {
-    words: &'a [u64],
+pub struct BitReader<'a, W: Word = u64> {
+    words: &'a [W],
     /// Index of the next word to load.
     index: usize,
     /// Unread bits of the current word, `bits` of them, in the low end.
@@ -190,10 +210,10 @@ pub struct BitReader<'a> {
     overrun: bool,
 }
 
-impl<'a> BitReader<'a> {
+impl<'a, W: Word> BitReader<'a, W> {
     /// A reader positioned at stream bit `bit_offset`.
     #[inline]
-    pub fn new(words: &'a [u64], bit_offset: usize) -> Self {
+    pub fn new(words: &'a [W], bit_offset: usize) -> Self {
         let mut r = BitReader { words, index: 0, buf: 0, bits: 0, overrun: false };
         r.seek(bit_offset);
         r
@@ -227,7 +247,7 @@ impl<'a> BitReader<'a> {
     #[inline(always)]
     fn next_word(&mut self) -> u64 {
         let w = match self.words.get(self.index) {
-            Some(&w) => w,
+            Some(&w) => w.get(),
             None => {
                 self.overrun = true;
                 0
@@ -265,7 +285,7 @@ impl<'a> BitReader<'a> {
             self.buf
         } else {
             // bits < n <= 64, so the shift is in range.
-            let w = self.words.get(self.index).copied().unwrap_or(0);
+            let w = self.words.get(self.index).map_or(0, |w| w.get());
             self.buf | w << self.bits
         };
         v & low_mask(n)
@@ -371,9 +391,22 @@ mod tests {
         let mut r = BitReader::new(&words, 60);
         r.read_bits(8);
         assert!(r.overrun());
-        let mut r = BitReader::new(&[], 1000);
+        let mut r = BitReader::<u64>::new(&[], 1000);
         assert_eq!(r.read_bits(64), 0);
         assert!(r.overrun());
+    }
+
+    #[test]
+    fn byte_words_read_like_u64_words() {
+        let words = [0x0123_4567_89ab_cdefu64, 0xfedc_ba98_7654_3210];
+        let bytes = words.map(u64::to_le_bytes);
+        let mut a = BitReader::new(&words, 3);
+        let mut b = BitReader::new(&bytes, 3);
+        for n in [7, 64, 20, 30] {
+            assert_eq!(a.peek_bits(n), b.peek_bits(n));
+            assert_eq!(a.read_bits(n), b.read_bits(n));
+        }
+        assert_eq!(a.position(), b.position());
     }
 
     #[test]

@@ -7,7 +7,7 @@ use super::order::{fwd_order, inv_order, sequency};
 use super::planes::{decode_ints, encode_ints};
 use super::scalar::Scalar;
 use super::transform::{fwd_xform, inv_xform};
-use crate::bitstream::{BitReader, BitWriter, WordSink};
+use crate::bitstream::{BitReader, BitWriter, Word, WordSink};
 
 /// zfp's coding parameters for every block of a stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,14 +51,14 @@ pub fn encode_block<S: Scalar, D: Dims, W: WordSink>(w: &mut BitWriter<W>, p: &P
 /// Decodes one block written by [`encode_block`] with the same parameters; returns the
 /// values and the bits read.
 #[inline(always)]
-pub fn decode_block<S: Scalar, D: Dims>(r: &mut BitReader<'_>, p: &Params) -> (D::Block<S>, u32) {
+pub fn decode_block<S: Scalar, D: Dims, R: Word>(r: &mut BitReader<'_, R>, p: &Params) -> (D::Block<S>, u32) {
     let mut bits = 1;
     let block = if r.read_bit() {
         bits += S::EBITS;
         let emax = r.read_bits(S::EBITS) as i32 - S::EBIAS;
         let prec = precision(emax, p.maxprec, p.minexp, D::D);
         let mut ints = D::splat(<S::Int as Default>::default());
-        bits += decode_ints::<S::UInt, D>(r, p.maxbits.saturating_sub(bits), prec, inv_order::<S, D>(&mut ints));
+        bits += decode_ints::<S::UInt, D, R>(r, p.maxbits.saturating_sub(bits), prec, inv_order::<S, D>(&mut ints));
         inv_xform::<S::Int, D>(&mut ints);
         inv_cast::<S, D>(&ints, emax)
     } else {
@@ -87,7 +87,7 @@ mod tests {
         w.flush();
         assert_eq!(words[0], 0);
         let mut r = BitReader::new(&words, 0);
-        assert_eq!(decode_block::<f32, D1>(&mut r, &RATE8_1D), ([0.0; 4], 32));
+        assert_eq!(decode_block::<f32, D1, u64>(&mut r, &RATE8_1D), ([0.0; 4], 32));
     }
 
     #[test]
@@ -117,7 +117,7 @@ mod tests {
         let bits = encode_block::<f64, D3, _>(&mut w, &p, &block).unwrap();
         w.flush();
         let mut r = BitReader::new(&words, 5);
-        let (back, read) = decode_block::<f64, D3>(&mut r, &p);
+        let (back, read) = decode_block::<f64, D3, u64>(&mut r, &p);
         assert_eq!(read, bits);
         let err = block.iter().zip(&back).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
         assert!(err <= 2f64.powi(-10), "error {err}");

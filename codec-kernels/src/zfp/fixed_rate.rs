@@ -8,7 +8,7 @@ use super::block::{decode_block, encode_block, Params};
 use super::dims::Dims;
 use super::field::{gather, scatter, Field};
 use super::scalar::Scalar;
-use crate::bitstream::{BitReader, BitWriter, SharedRange};
+use crate::bitstream::{BitReader, BitWriter, SharedRange, Word};
 use crate::grid::Grid;
 
 /// Where the blocks of a fixed-rate stream lie.
@@ -61,15 +61,15 @@ pub fn encode_fixed_rate_body<S: Scalar, D: Dims>(g: Grid, data: &[S], layout: &
 /// array's values from index `out_start` on. Returns false if `out` does not cover the
 /// block (nothing is written then) or the stream ends inside the block.
 #[inline]
-pub fn decode_fixed_rate_block<S: Scalar, D: Dims>(
+pub fn decode_fixed_rate_block<S: Scalar, D: Dims, R: Word>(
     b: usize,
-    words: &[u64],
+    words: &[R],
     layout: &FixedRate,
     out: &mut [S],
     out_start: usize,
 ) -> bool {
     let mut r = BitReader::new(words, layout.block_offset(b));
-    let (block, _) = decode_block::<S, D>(&mut r, &layout.params);
+    let (block, _) = decode_block::<S, D, R>(&mut r, &layout.params);
     !r.overrun() && scatter::<S, D>(&block, out, out_start, &layout.field, b)
 }
 
@@ -101,11 +101,11 @@ mod tests {
         assert_eq!(one[0] & 0x1fff, 0, "header bits untouched");
         let mut back = [0f32; 63];
         for b in 0..field.block_count() {
-            assert!(decode_fixed_rate_block::<f32, D2>(b, &one, &layout, &mut back, 0));
+            assert!(decode_fixed_rate_block::<f32, D2, u64>(b, &one, &layout, &mut back, 0));
         }
         let err = data.iter().zip(&back).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
         assert!(err < 1e-4, "error {err}");
-        assert!(!decode_fixed_rate_block::<f32, D2>(0, &one[..2], &layout, &mut back, 0));
+        assert!(!decode_fixed_rate_block::<f32, D2, u64>(0, &one[..2], &layout, &mut back, 0));
     }
 
     #[test]

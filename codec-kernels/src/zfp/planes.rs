@@ -14,7 +14,7 @@
 
 use super::dims::Dims;
 use super::scalar::Coefficient;
-use crate::bitstream::{low_mask, BitReader, BitWriter, WordSink};
+use crate::bitstream::{low_mask, BitReader, BitWriter, Word, WordSink};
 
 /// Masks of the bit positions whose bit `j` is clear, indexed by `log2 j`.
 const SWAP_MASKS: [u64; 6] = [
@@ -276,8 +276,8 @@ pub fn encode_ints<U: Coefficient, D: Dims, W: WordSink>(
 /// at exactly the same points; hands every coefficient to `put(position, value)` and
 /// returns the bits read.
 #[inline(always)]
-pub fn decode_ints<U: Coefficient, D: Dims>(
-    r: &mut BitReader<'_>,
+pub fn decode_ints<U: Coefficient, D: Dims, R: Word>(
+    r: &mut BitReader<'_, R>,
     maxbits: u32,
     maxprec: u32,
     put: impl FnMut(usize, U),
@@ -461,7 +461,7 @@ mod tests {
         }
         let mut r = BitReader::new(&words, 3);
         let mut back = D::splat(0u32);
-        let read = decode_ints::<u32, D>(&mut r, maxbits, maxprec, |i, u| back.as_mut()[i] = u);
+        let read = decode_ints::<u32, D, u64>(&mut r, maxbits, maxprec, |i, u| back.as_mut()[i] = u);
         assert_eq!(read, nbits);
         if nbits < maxbits && maxprec >= 32 {
             // Nothing was cut off: the coefficients come back exactly.

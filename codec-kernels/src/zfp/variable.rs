@@ -9,7 +9,7 @@ use super::block::{decode_block, encode_block, Params};
 use super::dims::Dims;
 use super::field::{gather, scatter, Field};
 use super::scalar::{Coefficient, Scalar};
-use crate::bitstream::{BitReader, BitWriter, WordSink};
+use crate::bitstream::{BitReader, BitWriter, Word, WordSink};
 
 /// Upper bound on the bits one block takes under `p`: exponent, plus per coded plane
 /// the verbatim bits (at most N), plus at most N positive and one negative group test
@@ -41,8 +41,8 @@ pub fn encode_blocks<S: Scalar, D: Dims, W: WordSink>(
 /// Decodes `blocks` one after another from `r` into `out`, which holds the array's
 /// values from index `out_start` on. Returns false if `out` does not cover a block or
 /// the stream ends early.
-pub fn decode_blocks<S: Scalar, D: Dims>(
-    r: &mut BitReader<'_>,
+pub fn decode_blocks<S: Scalar, D: Dims, R: Word>(
+    r: &mut BitReader<'_, R>,
     field: &Field,
     p: &Params,
     blocks: Range<usize>,
@@ -50,7 +50,7 @@ pub fn decode_blocks<S: Scalar, D: Dims>(
     out_start: usize,
 ) -> bool {
     for b in blocks {
-        let (block, _) = decode_block::<S, D>(r, p);
+        let (block, _) = decode_block::<S, D, R>(r, p);
         if r.overrun() || !scatter::<S, D>(&block, out, out_start, field, b) {
             return false;
         }
@@ -108,11 +108,11 @@ mod tests {
         assert_eq!(joined, whole);
         let mut out = [0f64; 37];
         let mut r = BitReader::new(&joined, 7);
-        assert!(decode_blocks::<f64, D1>(&mut r, &field, &TOL, 0..nb, &mut out, 0));
+        assert!(decode_blocks::<f64, D1, u64>(&mut r, &field, &TOL, 0..nb, &mut out, 0));
         assert_eq!(r.position(), end);
         assert!(data.iter().zip(&out).all(|(a, b)| (a - b).abs() <= 2f64.powi(-12)));
         let mut r = BitReader::new(&joined[..3], 7);
-        assert!(!decode_blocks::<f64, D1>(&mut r, &field, &TOL, 0..nb, &mut out, 0));
+        assert!(!decode_blocks::<f64, D1, u64>(&mut r, &field, &TOL, 0..nb, &mut out, 0));
     }
 
     #[test]
