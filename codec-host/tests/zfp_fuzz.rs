@@ -183,3 +183,19 @@ fn absurd_headers_get_typed_errors() {
     codec_host::decompress_into(&stream, &mut out).unwrap();
     assert_eq!(out, [1.5; 64]);
 }
+
+#[test]
+fn truncated_multi_slab_streams_fail_in_parallel_decodes_too() {
+    // 3 x 2048 blocks of 1D (several slabs), decoded with 4 threads: the parallel path.
+    let exec = CpuExecutor::new(4).unwrap();
+    let values = Values::generate(Kind::Smooth, ElemType::F32, Shape::d1(3 * 2048 * 4), &mut Rng::new(8));
+    let stream = values.compress(&Codec::ZfpFixedAccuracy { tolerance: 1e-4 }, Shape::d1(values.len()), &exec).unwrap();
+    let full = Values::decompress(&stream, ElemType::F32, values.len(), &exec).unwrap();
+    assert!(values.max_abs_diff(&full) <= 1e-4);
+    let mut rng = Rng::new(9);
+    for _ in 0..40 {
+        let l = 12 + (rng.next_u64() as usize) % (stream.len() - 20);
+        let r = Values::decompress(&stream[..l], ElemType::F32, values.len(), &exec);
+        assert!(matches!(r, Err(Error::Truncated { .. })), "length {l}: {r:?}");
+    }
+}

@@ -4,11 +4,11 @@ use core::sync::atomic::{AtomicBool, Ordering};
 
 use codec_kernels::bitstream::{BitReader, Word};
 use codec_kernels::zfp::fixed_rate::decode_fixed_rate_block;
-use codec_kernels::zfp::variable::decode_blocks;
+use codec_kernels::zfp::variable::{decode_blocks, skip_blocks};
 use codec_kernels::zfp::{Dims, FixedRate};
 
 use super::header::Header;
-use super::layout::{field_of, Slabs};
+use super::layout::{field_of, parallel_variable_decode, Slabs};
 use super::words::words_from_bytes;
 use crate::{CpuExecutor, Element, Error, Result};
 
@@ -90,10 +90,38 @@ fn decompress_words<T: Element, D: Dims, R: Word + Sync>(
     if min_bits > len.saturating_mul(8) {
         return Err(truncated(min_bits, len));
     }
+    let slabs = Slabs::new::<D>(&field);
+    let nslabs = nblocks.div_ceil(slabs.blocks);
+    if nslabs == 1 || !parallel_variable_decode::<D>(exec.threads()) {
+        let mut r = BitReader::new(words, header_bits);
+        let ok = decode_blocks::<T, D, R>(&mut r, &field, &header.params, 0..nblocks, out, 0);
+        if !ok || r.position() > len * 8 {
+            return Err(truncated(r.position(), len));
+        }
+        return Ok(stream_bytes(r.position(), len));
+    }
+    // Block lengths vary, so a first, sequential pass only parses the blocks to find
+    // where each slab starts; then the slabs are decoded in parallel.
+    let mut starts = Vec::with_capacity(nslabs);
     let mut r = BitReader::new(words, header_bits);
-    let ok = decode_blocks::<T, D, R>(&mut r, &field, &header.params, 0..nblocks, out, 0);
-    if !ok || r.position() > len * 8 {
-        return Err(truncated(r.position(), len));
+    for s in 0..nslabs {
+        starts.push(r.position());
+        let count = slabs.blocks.min(nblocks - s * slabs.blocks);
+        if !skip_blocks::<T, D, R>(&mut r, &header.params, count) || r.position() > len * 8 {
+            return Err(truncated(r.position(), len));
+        }
+    }
+    let ok = AtomicBool::new(true);
+    exec.for_each_chunk_mut(out, slabs.values, |i, chunk| {
+        let first = i * slabs.blocks;
+        let blocks = first..(first + slabs.blocks).min(nblocks);
+        let mut r = BitReader::new(words, starts[i]);
+        if !decode_blocks::<T, D, R>(&mut r, &field, &header.params, blocks, chunk, i * slabs.values) {
+            ok.store(false, Ordering::Relaxed);
+        }
+    });
+    if !ok.into_inner() {
+        return Err(Error::Corrupt("variable-length block outside the stream or the array".into()));
     }
     Ok(stream_bytes(r.position(), len))
 }

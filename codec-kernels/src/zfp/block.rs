@@ -4,7 +4,7 @@
 use super::dims::Dims;
 use super::fixedpoint::{block_exponent, fwd_cast, inv_cast, precision};
 use super::order::{fwd_order, inv_order, sequency};
-use super::planes::{decode_ints, encode_ints};
+use super::planes::{decode_ints, encode_ints, skip_ints};
 use super::scalar::Scalar;
 use super::transform::{fwd_xform, inv_xform};
 use crate::bitstream::{BitReader, BitWriter, Word, WordSink};
@@ -48,27 +48,53 @@ pub fn encode_block<S: Scalar, D: Dims, W: WordSink>(w: &mut BitWriter<W>, p: &P
     Some(bits)
 }
 
+/// Reads a block's leading bits: `Some(emax)` for a coded block (its exponent read), `None`
+/// for an all-zero one.
+#[inline(always)]
+fn read_exponent<S: Scalar, R: Word>(r: &mut BitReader<'_, R>) -> Option<i32> {
+    r.read_bit().then(|| r.read_bits(S::EBITS) as i32 - S::EBIAS)
+}
+
+/// Skips the zero padding up to `minbits`; returns the block's length.
+#[inline(always)]
+fn pad_to_minbits<R: Word>(r: &mut BitReader<'_, R>, p: &Params, bits: u32) -> u32 {
+    if bits < p.minbits {
+        r.skip((p.minbits - bits) as usize);
+        return p.minbits;
+    }
+    bits
+}
+
 /// Decodes one block written by [`encode_block`] with the same parameters; returns the
 /// values and the bits read.
 #[inline(always)]
 pub fn decode_block<S: Scalar, D: Dims, R: Word>(r: &mut BitReader<'_, R>, p: &Params) -> (D::Block<S>, u32) {
     let mut bits = 1;
-    let block = if r.read_bit() {
-        bits += S::EBITS;
-        let emax = r.read_bits(S::EBITS) as i32 - S::EBIAS;
-        let prec = precision(emax, p.maxprec, p.minexp, D::D);
-        let mut ints = D::splat(<S::Int as Default>::default());
-        bits += decode_ints::<S::UInt, D, R>(r, p.maxbits.saturating_sub(bits), prec, inv_order::<S, D>(&mut ints));
-        inv_xform::<S::Int, D>(&mut ints);
-        inv_cast::<S, D>(&ints, emax)
-    } else {
-        D::splat(S::ZERO)
+    let block = match read_exponent::<S, R>(r) {
+        Some(emax) => {
+            bits += S::EBITS;
+            let prec = precision(emax, p.maxprec, p.minexp, D::D);
+            let mut ints = D::splat(<S::Int as Default>::default());
+            bits += decode_ints::<S::UInt, D, R>(r, p.maxbits.saturating_sub(bits), prec, inv_order::<S, D>(&mut ints));
+            inv_xform::<S::Int, D>(&mut ints);
+            inv_cast::<S, D>(&ints, emax)
+        }
+        None => D::splat(S::ZERO),
     };
-    if bits < p.minbits {
-        r.skip((p.minbits - bits) as usize);
-        bits = p.minbits;
+    (block, pad_to_minbits(r, p, bits))
+}
+
+/// Moves past one block written by [`encode_block`] without decoding its values (to
+/// find where later blocks of a variable-length stream start); returns its length.
+#[inline(always)]
+pub fn skip_block<S: Scalar, D: Dims, R: Word>(r: &mut BitReader<'_, R>, p: &Params) -> u32 {
+    let mut bits = 1;
+    if let Some(emax) = read_exponent::<S, R>(r) {
+        bits += S::EBITS;
+        let prec = precision(emax, p.maxprec, p.minexp, D::D);
+        bits += skip_ints::<S::UInt, D, R>(r, p.maxbits.saturating_sub(bits), prec);
     }
-    (block, bits)
+    pad_to_minbits(r, p, bits)
 }
 
 #[cfg(test)]
@@ -119,6 +145,8 @@ mod tests {
         let mut r = BitReader::new(&words, 5);
         let (back, read) = decode_block::<f64, D3, u64>(&mut r, &p);
         assert_eq!(read, bits);
+        let mut r = BitReader::new(&words, 5);
+        assert_eq!(skip_block::<f64, D3, u64>(&mut r, &p), bits);
         let err = block.iter().zip(&back).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
         assert!(err <= 2f64.powi(-10), "error {err}");
     }

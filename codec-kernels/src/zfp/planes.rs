@@ -272,17 +272,16 @@ pub fn encode_ints<U: Coefficient, D: Dims, W: WordSink>(
     maxbits - bits
 }
 
-/// Decodes what [`encode_ints`] wrote with the same `maxbits` and `maxprec`, stopping
-/// at exactly the same points; hands every coefficient to `put(position, value)` and
-/// returns the bits read.
+/// Reads the planes [`encode_ints`] wrote with the same `maxbits` and `maxprec`,
+/// stopping at exactly the same points, and hands each to `on_plane(k, plane)`; returns
+/// the bits read. The shared core of decoding and of skipping a block.
 #[inline(always)]
-pub fn decode_ints<U: Coefficient, D: Dims, R: Word>(
+fn read_planes<U: Coefficient, D: Dims, R: Word>(
     r: &mut BitReader<'_, R>,
     maxbits: u32,
     maxprec: u32,
-    put: impl FnMut(usize, U),
+    mut on_plane: impl FnMut(u32, u64),
 ) -> u32 {
-    let mut rows = D::splat(0u64);
     let size = D::N as u32;
     let kmin = kmin::<U>(maxprec);
     let mut bits = maxbits;
@@ -294,30 +293,32 @@ pub fn decode_ints<U: Coefficient, D: Dims, R: Word>(
         k -= 1;
         let mut x = r.read_bits(n);
         bits -= n;
-        let mut window = r.peek_bits(64);
-        let mut used = 0u32;
-        while n < size {
-            let lim = size - 1 - n;
-            if used + 1 + lim > 64 {
-                r.read_bits(used);
-                bits -= used;
-                window = r.peek_bits(64);
-                used = 0;
+        if n < size {
+            let mut window = r.peek_bits(64);
+            let mut used = 0u32;
+            while n < size {
+                let lim = size - 1 - n;
+                if used + 1 + lim > 64 {
+                    r.read_bits(used);
+                    bits -= used;
+                    window = r.peek_bits(64);
+                    used = 0;
+                }
+                let v = window >> used;
+                used += 1;
+                if v & 1 == 0 {
+                    break;
+                }
+                let tz = shr(v, 1).trailing_zeros().min(lim);
+                used += if tz < lim { tz + 1 } else { lim };
+                n += tz;
+                x |= 1 << n;
+                n += 1;
             }
-            let v = window >> used;
-            used += 1;
-            if v & 1 == 0 {
-                break;
-            }
-            let tz = shr(v, 1).trailing_zeros().min(lim);
-            used += if tz < lim { tz + 1 } else { lim };
-            n += tz;
-            x |= 1 << n;
-            n += 1;
+            r.read_bits(used);
+            bits -= used;
         }
-        r.read_bits(used);
-        bits -= used;
-        set_plane::<U, D>(rows.as_mut(), k, x);
+        on_plane(k, x);
     }
     // The careful path, bit for bit against the budget.
     while bits > 0 && k > kmin {
@@ -341,10 +342,31 @@ pub fn decode_ints<U: Coefficient, D: Dims, R: Word>(
             x |= 1 << n;
             n += 1;
         }
-        set_plane::<U, D>(rows.as_mut(), k, x);
+        on_plane(k, x);
     }
-    from_planes::<U, D>(&mut rows, put);
     maxbits - bits
+}
+
+/// Decodes what [`encode_ints`] wrote with the same `maxbits` and `maxprec`; hands every
+/// coefficient to `put(position, value)` and returns the bits read.
+#[inline(always)]
+pub fn decode_ints<U: Coefficient, D: Dims, R: Word>(
+    r: &mut BitReader<'_, R>,
+    maxbits: u32,
+    maxprec: u32,
+    put: impl FnMut(usize, U),
+) -> u32 {
+    let mut rows = D::splat(0u64);
+    let bits = read_planes::<U, D, R>(r, maxbits, maxprec, |k, x| set_plane::<U, D>(rows.as_mut(), k, x));
+    from_planes::<U, D>(&mut rows, put);
+    bits
+}
+
+/// Moves past what [`encode_ints`] wrote, without rebuilding the coefficients; returns
+/// the bits skipped.
+#[inline(always)]
+pub fn skip_ints<U: Coefficient, D: Dims, R: Word>(r: &mut BitReader<'_, R>, maxbits: u32, maxprec: u32) -> u32 {
+    read_planes::<U, D, R>(r, maxbits, maxprec, |_, _| {})
 }
 
 #[cfg(test)]
@@ -463,6 +485,9 @@ mod tests {
         let mut back = D::splat(0u32);
         let read = decode_ints::<u32, D, u64>(&mut r, maxbits, maxprec, |i, u| back.as_mut()[i] = u);
         assert_eq!(read, nbits);
+        let mut r = BitReader::new(&words, 3);
+        assert_eq!(skip_ints::<u32, D, u64>(&mut r, maxbits, maxprec), nbits);
+        assert_eq!(r.position(), 3 + nbits as usize);
         if nbits < maxbits && maxprec >= 32 {
             // Nothing was cut off: the coefficients come back exactly.
             assert_eq!(back.as_ref(), coef.as_ref());

@@ -5,7 +5,7 @@
 
 use core::ops::Range;
 
-use super::block::{decode_block, encode_block, Params};
+use super::block::{decode_block, encode_block, skip_block, Params};
 use super::dims::Dims;
 use super::field::{gather, scatter, Field};
 use super::scalar::{Coefficient, Scalar};
@@ -52,6 +52,19 @@ pub fn decode_blocks<S: Scalar, D: Dims, R: Word>(
     for b in blocks {
         let (block, _) = decode_block::<S, D, R>(r, p);
         if r.overrun() || !scatter::<S, D>(&block, out, out_start, field, b) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Moves `r` past `count` blocks without decoding them (the first pass of a parallel
+/// decode, which finds where each tile of blocks starts). Returns false if the stream
+/// ends early.
+pub fn skip_blocks<S: Scalar, D: Dims, R: Word>(r: &mut BitReader<'_, R>, p: &Params, count: usize) -> bool {
+    for _ in 0..count {
+        skip_block::<S, D, R>(r, p);
+        if r.overrun() {
             return false;
         }
     }
@@ -110,6 +123,11 @@ mod tests {
         let mut r = BitReader::new(&joined, 7);
         assert!(decode_blocks::<f64, D1, u64>(&mut r, &field, &TOL, 0..nb, &mut out, 0));
         assert_eq!(r.position(), end);
+        // Skipping the first tile lands where the second was copied.
+        let mut r = BitReader::new(&joined, 7);
+        assert!(skip_blocks::<f64, D1, u64>(&mut r, &TOL, 4));
+        assert_eq!(r.position(), 7 + n0);
+        assert!(!skip_blocks::<f64, D1, u64>(&mut BitReader::new(&joined[..1], 7), &TOL, nb));
         assert!(data.iter().zip(&out).all(|(a, b)| (a - b).abs() <= 2f64.powi(-12)));
         let mut r = BitReader::new(&joined[..3], 7);
         assert!(!decode_blocks::<f64, D1, u64>(&mut r, &field, &TOL, 0..nb, &mut out, 0));
