@@ -3,7 +3,14 @@
 
 mod common;
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use codec_host::zfp::{params_for, Header};
 use codec_host::{Codec, CpuExecutor, ElemType, Error, Shape};
+use codec_kernels::bitstream::BitWriter;
+use codec_kernels::grid::LaunchConfig;
+use codec_kernels::zfp::fixed_rate::encode_fixed_rate_body;
+use codec_kernels::zfp::{Field, FixedRate, D3};
 use common::{Kind, Rng, Values};
 
 const RATE: Codec = Codec::ZfpFixedRate { rate: 8.0 };
@@ -111,5 +118,30 @@ fn thread_count_does_not_change_streams_or_values() {
                 assert_eq!(da.to_bytes(), db.to_bytes(), "{elem} {shape} {codec}: values differ");
             }
         }
+    }
+}
+
+#[test]
+fn the_one_block_per_thread_kernel_writes_what_compress_writes() {
+    // The cuZFP-style body (one grid thread per block, edge words OR-ed into a shared
+    // zeroed buffer), run by the CPU executor as a GPU would run it.
+    let shape = Shape::d3(29, 17, 11);
+    let data: Vec<f32> = (0..shape.len()).map(|i| ((i as f32) * 0.013).sin() * 3.0).collect();
+    for rate in [3.0, 8.0, 11.5] {
+        let codec = Codec::ZfpFixedRate { rate };
+        let header = Header { elem: ElemType::F32, shape, params: params_for(&codec, ElemType::F32, 3).unwrap() };
+        let layout = FixedRate { field: Field::new([29, 17, 11]), params: header.params, header_bits: header.bits() };
+        let words: Vec<AtomicU64> = (0..layout.total_bits().div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
+        let mut w = BitWriter::new(&words[..], 0);
+        header.write(&mut w).unwrap();
+        w.flush();
+        let exec = CpuExecutor::new(3).unwrap();
+        for block_dim in [1, 32, 128] {
+            let cfg = LaunchConfig::for_items(layout.field.block_count(), block_dim);
+            exec.launch(cfg, |g| assert!(encode_fixed_rate_body::<f32, D3>(g, &data, &layout, &words)));
+        }
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.load(Ordering::Relaxed).to_le_bytes()).collect();
+        // Launched three times: OR-ing the same bits again changes nothing.
+        assert_eq!(bytes, codec.compress(&data, shape).unwrap(), "rate {rate}");
     }
 }

@@ -4,9 +4,6 @@ use codec_kernels::zfp::{Dims, Field};
 
 use crate::Shape;
 
-/// Threads per thread block in fixed-rate launches (cuZFP uses 128).
-pub const BLOCK_DIM: u32 = 128;
-
 /// Blocks per tile or slab to aim for: enough to amortise the per-tile work, small
 /// enough to balance the load.
 const TARGET_BLOCKS: usize = 2048;

@@ -36,28 +36,14 @@ pub fn words_from_bytes(bytes: &[u8]) -> Vec<u64> {
     words
 }
 
-/// The bytes of `words`.
-pub fn bytes_from_words(words: impl ExactSizeIterator<Item = u64>) -> Vec<u8> {
-    // Sized up front: a collected flat_map would grow (and copy) the buffer repeatedly.
-    let mut bytes = Vec::with_capacity(words.len() * 8);
-    for w in words {
-        bytes.extend_from_slice(&w.to_le_bytes());
-    }
-    bytes
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn bytes_and_words_round_trip_with_zero_padding() {
+    fn partial_words_are_zero_padded() {
         let bytes: Vec<u8> = (1..=11).collect();
-        let words = words_from_bytes(&bytes);
-        assert_eq!(words, [0x0807_0605_0403_0201, 0x0b_0a09]);
-        let back = bytes_from_words(words.into_iter());
-        assert_eq!(&back[..11], &bytes[..]);
-        assert_eq!(&back[11..], &[0; 5]);
+        assert_eq!(words_from_bytes(&bytes), [0x0807_0605_0403_0201, 0x0b_0a09]);
         assert!(words_from_bytes(&[]).is_empty());
     }
 
