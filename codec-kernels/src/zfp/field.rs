@@ -140,20 +140,27 @@ pub fn scatter<S: Scalar, D: Dims>(block: &D::Block<S>, out: &mut [S], out_start
     let Some(base) = f.index(origin).checked_sub(out_start) else { return false };
     let valid = f.valid(origin);
     let p = block.as_ref();
+    if valid == [4, if D::D > 1 { 4 } else { valid[1] }, if D::D > 2 { 4 } else { valid[2] }] {
+        // Whole rows as fixed-size copies (kept apart from the partial case, whose
+        // variable-length copies become library calls).
+        for (r, row) in p.chunks_exact(4).enumerate() {
+            let at = base + row_offset(f, r);
+            let Some(dst) = out.get_mut(at..at + 4) else { return false };
+            for (d, &v) in dst.iter_mut().zip(row) {
+                *d = v;
+            }
+        }
+        return true;
+    }
     for (r, row) in p.chunks_exact(4).enumerate() {
         let (y, z) = (r % 4, r / 4);
         if y >= valid[1] || z >= valid[2] {
             continue;
         }
         let at = base + row_offset(f, r);
-        // Whole rows as fixed-size copies (a variable-length one becomes a call).
-        let copied = if valid[0] == 4 {
-            out.get_mut(at..at + 4).map(|dst| dst.copy_from_slice(row))
-        } else {
-            out.get_mut(at..at + valid[0]).map(|dst| dst.copy_from_slice(&row[..valid[0]]))
-        };
-        if copied.is_none() {
-            return false;
+        match out.get_mut(at..at + valid[0]) {
+            Some(dst) => dst.copy_from_slice(&row[..valid[0]]),
+            None => return false,
         }
     }
     true
