@@ -11,11 +11,8 @@ use core::sync::atomic::{AtomicU64, Ordering};
 /// Mask of the `n` low bits, for `n` in `0..=64`.
 #[inline(always)]
 pub const fn low_mask(n: u32) -> u64 {
-    if n >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << n) - 1
-    }
+    // Branch-free: (2^n - 1) for n < 64, all ones (from the second term) for n = 64.
+    ((1u64 << (n & 63)).wrapping_sub(1)) | ((n >> 6) as u64).wrapping_neg()
 }
 
 /// Where a [`BitWriter`] puts completed words.
@@ -262,7 +259,8 @@ impl<'a, W: Word> BitReader<'a, W> {
     pub fn read_bits(&mut self, n: u32) -> u64 {
         if n <= self.bits {
             let v = self.buf & low_mask(n);
-            self.buf = if n >= 64 { 0 } else { self.buf >> n };
+            // Two shifts so that n = 64 empties the buffer without a branch.
+            self.buf = (self.buf >> (n / 2)) >> (n - n / 2);
             self.bits -= n;
             v
         } else {
@@ -308,6 +306,14 @@ impl<'a, W: Word> BitReader<'a, W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn low_masks() {
+        assert_eq!(low_mask(0), 0);
+        assert_eq!(low_mask(1), 1);
+        assert_eq!(low_mask(63), u64::MAX >> 1);
+        assert_eq!(low_mask(64), u64::MAX);
+    }
 
     #[test]
     fn bits_round_trip_across_word_boundaries() {

@@ -159,6 +159,13 @@ fn plane_bound(size: u32, n: u32) -> u32 {
     2 * size - n + 1
 }
 
+/// True if a whole plane can exceed 64 bits (only 64-value blocks): smaller blocks
+/// never need a second register or window for one plane.
+#[inline(always)]
+const fn wide<D: Dims>() -> bool {
+    2 * D::N + 1 > 64
+}
+
 /// Bits of one plane gathered in a register before they go to the writer.
 struct Pending {
     bits: u64,
@@ -170,8 +177,8 @@ struct Pending {
 impl Pending {
     /// Appends the `clen` low bits of `code` (`code < 2^clen`, `clen <= 64`).
     #[inline(always)]
-    fn push<W: WordSink>(&mut self, w: &mut BitWriter<W>, code: u64, clen: u32) {
-        if self.len + clen > 64 {
+    fn push<W: WordSink>(&mut self, w: &mut BitWriter<W>, code: u64, clen: u32, wide: bool) {
+        if wide && self.len + clen > 64 {
             w.write_bits(self.bits, self.len);
             self.written += self.len;
             (self.bits, self.len) = (0, 0);
@@ -231,12 +238,12 @@ pub fn encode_ints<U: Coefficient, D: Dims, W: WordSink>(
         let mut rest = shr(x, n);
         while n < size {
             if rest == 0 {
-                acc.push(w, 0, 1);
+                acc.push(w, 0, 1, wide::<D>());
                 break;
             }
             let tz = rest.trailing_zeros();
             let (code, clen) = group_code(n, tz, size);
-            acc.push(w, code, clen);
+            acc.push(w, code, clen, wide::<D>());
             n += tz + 1;
             rest = shr(rest >> tz, 1);
         }
@@ -287,37 +294,36 @@ fn read_planes<U: Coefficient, D: Dims, R: Word>(
     let mut bits = maxbits;
     let mut n = 0u32;
     let mut k = U::BITS;
-    // Planes that certainly fit the budget: the group tests are decoded from a 64-bit
-    // window (one group needs at most 1 + 63 bits), consumed once per window.
+    // Planes that certainly fit the budget: the verbatim bits and the group tests are
+    // taken from a 64-bit window (one group needs at most 1 + 63 bits), which is
+    // consumed and refilled only when a group might not fit (the verbatim bits and
+    // groups so far take at most 2n bits, so blocks below 64 values never refill).
     while bits >= plane_bound(size, n) && k > kmin {
         k -= 1;
-        let mut x = r.read_bits(n);
-        bits -= n;
-        if n < size {
-            let mut window = r.peek_bits(64);
-            let mut used = 0u32;
-            while n < size {
-                let lim = size - 1 - n;
-                if used + 1 + lim > 64 {
-                    r.read_bits(used);
-                    bits -= used;
-                    window = r.peek_bits(64);
-                    used = 0;
-                }
-                let v = window >> used;
-                used += 1;
-                if v & 1 == 0 {
-                    break;
-                }
-                let tz = shr(v, 1).trailing_zeros().min(lim);
-                used += if tz < lim { tz + 1 } else { lim };
-                n += tz;
-                x |= 1 << n;
-                n += 1;
+        let mut window = r.peek_bits(64);
+        let mut x = window & low_mask(n);
+        let mut used = n;
+        while n < size {
+            let lim = size - 1 - n;
+            if wide::<D>() && used + 1 + lim > 64 {
+                r.read_bits(used);
+                bits -= used;
+                window = r.peek_bits(64);
+                used = 0;
             }
-            r.read_bits(used);
-            bits -= used;
+            let v = window >> used;
+            used += 1;
+            if v & 1 == 0 {
+                break;
+            }
+            let tz = shr(v, 1).trailing_zeros().min(lim);
+            used += if tz < lim { tz + 1 } else { lim };
+            n += tz;
+            x |= 1 << n;
+            n += 1;
         }
+        r.read_bits(used);
+        bits -= used;
         on_plane(k, x);
     }
     // The careful path, bit for bit against the budget.
