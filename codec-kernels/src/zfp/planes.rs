@@ -97,10 +97,25 @@ fn to_planes<U: Coefficient, D: Dims>(coef: impl Fn(usize) -> U) -> D::Block<u64
 }
 
 /// Hands the coefficients whose bit planes are `rows` (laid out as [`to_planes`] leaves
-/// them) to `put(position, coefficient)`.
+/// them) to `put(position, coefficient)`; planes below `lowest` are known to be zero.
 #[inline(always)]
-fn from_planes<U: Coefficient, D: Dims>(rows: &mut D::Block<u64>, mut put: impl FnMut(usize, U)) {
+fn from_planes<U: Coefficient, D: Dims>(rows: &mut D::Block<u64>, lowest: u32, mut put: impl FnMut(usize, U)) {
     let s = side::<U, D>();
+    let w = U::BITS as usize;
+    if D::N == 64 && lowest as usize >= w / 2 {
+        // 64 coefficients, rows = planes, and only the top half of the planes holds
+        // bits (few planes decoded): transpose just that half, as h x h matrices in
+        // 64 / h lanes. Row r, lane j then holds the top bits of coefficient h*j + r.
+        let h = w / 2;
+        let top = &mut rows.as_mut()[h..w];
+        transpose(top, h);
+        for (i, &row) in top.iter().enumerate() {
+            for lane in 0..64 / h {
+                put(h * lane + i, U::from_u64(((row >> (h * lane)) & low_mask(h as u32)) << h));
+            }
+        }
+        return;
+    }
     let r = rows.as_mut();
     transpose(r, s);
     if s == D::N {
@@ -363,8 +378,13 @@ pub fn decode_ints<U: Coefficient, D: Dims, R: Word>(
     put: impl FnMut(usize, U),
 ) -> u32 {
     let mut rows = D::splat(0u64);
-    let bits = read_planes::<U, D, R>(r, maxbits, maxprec, |k, x| set_plane::<U, D>(rows.as_mut(), k, x));
-    from_planes::<U, D>(&mut rows, put);
+    // Planes arrive from the top down: the last one seen is the lowest.
+    let mut lowest = U::BITS;
+    let bits = read_planes::<U, D, R>(r, maxbits, maxprec, |k, x| {
+        lowest = k;
+        set_plane::<U, D>(rows.as_mut(), k, x);
+    });
+    from_planes::<U, D>(&mut rows, lowest, put);
     bits
 }
 
@@ -407,8 +427,20 @@ mod tests {
             set_plane::<U, D>(rebuilt.as_mut(), k, naive_plane(coef.as_ref(), k));
         }
         let mut back = D::splat(U::default());
-        from_planes::<U, D>(&mut rebuilt, |i, u| back.as_mut()[i] = u);
+        from_planes::<U, D>(&mut rebuilt, 0, |i, u| back.as_mut()[i] = u);
         assert_eq!(back.as_ref(), coef.as_ref());
+        // With the low half of every coefficient clear, the half-size transpose.
+        let mut top = coef;
+        for u in top.as_mut() {
+            *u = U::from_u64(u.to_u64() >> (U::BITS / 2) << (U::BITS / 2));
+        }
+        let mut rebuilt = D::splat(0u64);
+        for k in U::BITS / 2..U::BITS {
+            set_plane::<U, D>(rebuilt.as_mut(), k, naive_plane(top.as_ref(), k));
+        }
+        let mut back = D::splat(U::default());
+        from_planes::<U, D>(&mut rebuilt, U::BITS / 2, |i, u| back.as_mut()[i] = u);
+        assert_eq!(back.as_ref(), top.as_ref());
     }
 
     #[test]
