@@ -77,11 +77,26 @@ const fn side<U: Coefficient, D: Dims>() -> usize {
     }
 }
 
-/// The bit planes of a block whose coefficient at (sequency) position `i` is `coef(i)`.
+/// The bit planes of a block whose coefficient at (sequency) position `i` is `coef(i)`;
+/// with `top_only`, only the upper half of the planes (the lower half stays zero).
 #[inline(always)]
-fn to_planes<U: Coefficient, D: Dims>(coef: impl Fn(usize) -> U) -> D::Block<u64> {
+fn to_planes<U: Coefficient, D: Dims>(coef: impl Fn(usize) -> U, top_only: bool) -> D::Block<u64> {
     let s = side::<U, D>();
+    let w = U::BITS as usize;
     let mut rows = D::splat(0u64);
+    if D::N == 64 && top_only {
+        // Rows = planes for 64 coefficients: the top half of each coefficient, as h x h
+        // matrices in 64 / h lanes, transposes straight into planes h..w.
+        let h = w / 2;
+        let top = &mut rows.as_mut()[h..w];
+        for (i, row) in top.iter_mut().enumerate() {
+            for lane in 0..64 / h {
+                *row |= ((coef(h * lane + i).to_u64() >> h) & low_mask(h as u32)) << (h * lane);
+            }
+        }
+        transpose(top, h);
+        return rows;
+    }
     let r = rows.as_mut();
     if s == D::N {
         for (i, row) in r.iter_mut().enumerate() {
@@ -238,10 +253,10 @@ pub fn encode_ints<U: Coefficient, D: Dims, W: WordSink>(
     maxprec: u32,
     coef: impl Fn(usize) -> U,
 ) -> u32 {
-    let rows = to_planes::<U, D>(coef);
+    let kmin = kmin::<U>(maxprec);
+    let rows = to_planes::<U, D>(coef, kmin >= U::BITS / 2);
     let rows = rows.as_ref();
     let size = D::N as u32;
-    let kmin = kmin::<U>(maxprec);
     let mut bits = maxbits;
     let mut n = 0u32;
     let mut k = U::BITS;
@@ -418,9 +433,13 @@ mod tests {
             *u = U::from_u64(rng(seed));
         }
         let c = coef.as_ref();
-        let rows = to_planes::<U, D>(|i| c[i]);
+        let rows = to_planes::<U, D>(|i| c[i], false);
         for k in 0..U::BITS {
             assert_eq!(plane::<U, D>(rows.as_ref(), k), naive_plane(coef.as_ref(), k), "plane {k}");
+        }
+        let rows = to_planes::<U, D>(|i| c[i], true);
+        for k in U::BITS / 2..U::BITS {
+            assert_eq!(plane::<U, D>(rows.as_ref(), k), naive_plane(coef.as_ref(), k), "top plane {k}");
         }
         let mut rebuilt = D::splat(0u64);
         for k in 0..U::BITS {
