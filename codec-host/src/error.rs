@@ -36,6 +36,12 @@ pub enum Error {
     /// The executor could not be set up (e.g. a thread pool failed to start).
     #[error("executor: {0}")]
     Executor(String),
+    /// No CUDA device answered: no GPU, no driver, or a build without the `cuda` feature.
+    #[error("no CUDA device: {0}")]
+    NoDevice(String),
+    /// A CUDA driver call, module load or kernel launch failed.
+    #[error("CUDA: {0}")]
+    Gpu(String),
 }
 
 /// Result with [`Error`].

@@ -13,16 +13,24 @@
 //!
 //! Every codec runs its kernel bodies from `codec-kernels` through a [`CpuExecutor`]
 //! (parallel over blocks with rayon); [`Codec::compress`] uses a shared executor with
-//! one thread per core, [`Codec::compress_with`] takes the caller's.
+//! one thread per core, [`Codec::compress_with`] takes the caller's. [`Backend::auto`]
+//! picks a CUDA device instead when the crate is built with the `cuda` feature and a
+//! device answers (see `docs/gpu.md`).
 
+mod backend;
 mod codec;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 mod element;
+pub mod elementwise;
+pub mod scan;
 mod error;
 mod executor;
 mod shape;
 pub mod szx;
 pub mod zfp;
 
+pub use backend::{Backend, BackendElem, BackendKind};
 pub use codec::{decompress_into, decompress_into_with, inspect, Codec, StreamInfo, CODEC_FORMS};
 pub use element::{ElemType, Element};
 pub use error::{Error, Result};

@@ -1,1 +1,161 @@
 //! Compression-accelerated MPI collectives in the C-Coll design, beside their baselines.
+//!
+//! [`CompressedCollectives`] extends every rsmpi communicator with allreduce,
+//! reduce-scatter, reduce, broadcast, scatter, gather, allgather, alltoall and a
+//! pipelined point-to-point send/receive, generic over `f32` and `f64`. Each call takes
+//! a [`CollConfig`] (codec, algorithm, pipeline chunk size, compression threshold) and
+//! returns [`CollStats`]: the algorithm that ran, the bytes it sent, the compression
+//! ratio, the compressions on a value's path and the resulting error bound.
+//!
+//! ```no_run
+//! use codec_host::Codec;
+//! use collectives::{CollConfig, CompressedCollectives, ReduceOp};
+//!
+//! let universe = mpi::initialize().unwrap();
+//! let world = universe.world();
+//! let cfg = CollConfig::new(Codec::ZfpFixedAccuracy { tolerance: 1e-4 });
+//! let mine = vec![1.0f32; 1 << 20];
+//! let mut sum = vec![0.0f32; 1 << 20];
+//! let stats = world.c_allreduce(&mine, &mut sum, ReduceOp::Sum, &cfg).unwrap();
+//! println!("{} moved {} bytes, error <= {:?}", stats.algorithm, stats.bytes_sent, stats.error_bound);
+//! ```
+//!
+//! # Algorithms
+//! See [`Algorithm`] and `docs/collectives.md`: the plain MPI baseline, CPR-P2P (compress
+//! every send, decompress every receive), the C-Coll frameworks, the collective-level
+//! ring and recursive-doubling allreduce, and the hierarchical allreduce. Under
+//! [`Algorithm::Auto`], [`config::select`] decides, unless [`ENV_ALGORITHM`] says otherwise.
+//!
+//! # Errors and mismatched calls
+//! Every call except the explicit `mpi` baseline and point-to-point starts with a small
+//! agreement (one `MPI_Allreduce` of a few words, see `agree`): if the ranks differ in
+//! count, root, element type, codec, operator, algorithm or chunking, or a rank's own
+//! arguments are invalid, every rank returns an error and no data moves. Every compressed
+//! message then carries a header (codec, type, count, position) that the receiver checks;
+//! a rank that finds a bad message keeps running the schedule, so no peer blocks, flags
+//! what it forwards, and returns the error, as do the ranks downstream. Point-to-point
+//! transfers are driven by the sender's announcement, which the receiver accepts or
+//! rejects; a rejected transfer is drained and both sides return the error.
+//!
+//! # NaN and infinity
+//! SZx keeps NaN and infinity exactly. ZFP rejects them (`Error::NonFinite`): the piece
+//! that holds them is then sent uncompressed, exactly, and counted in
+//! [`CollStats::raw_fallbacks`]. Reductions propagate NaN (see [`ReduceOp`]), so the
+//! result has NaN where MPI's SUM and PROD have it.
+
+mod accuracy;
+mod agree;
+mod alg;
+mod blocks;
+mod call;
+mod codec_port;
+pub mod config;
+mod error;
+mod frame;
+mod ops;
+mod stats;
+mod transport;
+mod value;
+
+pub use accuracy::{binomial_depth, compressions_per_value, rounding_slack};
+pub use codec_host::elementwise::ReduceOp;
+pub use codec_port::ENV_CODEC_THREADS;
+pub use config::{Algorithm, CollConfig, CollOp, NodeGroups, ENV_ALGORITHM};
+pub use error::{CollError, Result};
+pub use ops::CommHandle;
+pub use stats::CollStats;
+pub use transport::TAG_BASE;
+pub use value::Value;
+
+/// Compressed collectives on an rsmpi communicator (implemented for every intra-
+/// communicator, e.g. `SimpleCommunicator`). All ranks of the communicator call the same
+/// operation with the same settings, as with MPI's own collectives.
+pub trait CompressedCollectives: CommHandle + Sized {
+    /// Allreduce of `send` into `recv` (same length on every rank).
+    fn c_allreduce<T: Value>(&self, send: &[T], recv: &mut [T], op: ReduceOp, cfg: &CollConfig) -> Result<CollStats> {
+        ops::allreduce(self, Some(send), recv, op, cfg)
+    }
+
+    /// Allreduce in place: `buf` is the input and receives the result.
+    fn c_allreduce_in_place<T: Value>(&self, buf: &mut [T], op: ReduceOp, cfg: &CollConfig) -> Result<CollStats> {
+        ops::allreduce(self, None, buf, op, cfg)
+    }
+
+    /// Reduce-scatter (`MPI_Reduce_scatter`): `send` holds `sum(counts)` values on every
+    /// rank; rank r receives the reduction of block r (`counts[r]` values) in `recv`.
+    fn c_reduce_scatter<T: Value>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        counts: &[usize],
+        op: ReduceOp,
+        cfg: &CollConfig,
+    ) -> Result<CollStats> {
+        ops::reduce_scatter(self, send, recv, counts, op, cfg)
+    }
+
+    /// Reduce to `root`: `recv` (as long as `send`) is written at the root; other ranks
+    /// may pass an empty slice.
+    fn c_reduce<T: Value>(&self, send: &[T], recv: &mut [T], root: usize, op: ReduceOp, cfg: &CollConfig) -> Result<CollStats> {
+        ops::reduce(self, send, recv, root, op, cfg)
+    }
+
+    /// Broadcast of `buf` from `root`.
+    fn c_bcast<T: Value>(&self, buf: &mut [T], root: usize, cfg: &CollConfig) -> Result<CollStats> {
+        ops::bcast(self, buf, root, cfg)
+    }
+
+    /// Scatter from `root`: its `send` holds one block of `recv.len()` values per rank;
+    /// other ranks may pass an empty `send`.
+    fn c_scatter<T: Value>(&self, send: &[T], recv: &mut [T], root: usize, cfg: &CollConfig) -> Result<CollStats> {
+        ops::scatter(self, send, recv, root, cfg)
+    }
+
+    /// Gather to `root`: its `recv` gets one block of `send.len()` values per rank; other
+    /// ranks may pass an empty `recv`.
+    fn c_gather<T: Value>(&self, send: &[T], recv: &mut [T], root: usize, cfg: &CollConfig) -> Result<CollStats> {
+        ops::gather(self, send, recv, root, cfg)
+    }
+
+    /// Allgather: `recv` gets one block of `send.len()` values per rank.
+    fn c_allgather<T: Value>(&self, send: &[T], recv: &mut [T], cfg: &CollConfig) -> Result<CollStats> {
+        ops::allgather(self, Some(send), recv, cfg)
+    }
+
+    /// Allgather in place: block `rank` of `buf` is this rank's contribution.
+    fn c_allgather_in_place<T: Value>(&self, buf: &mut [T], cfg: &CollConfig) -> Result<CollStats> {
+        ops::allgather(self, None, buf, cfg)
+    }
+
+    /// Alltoall: block d of `send` goes to rank d, block s of `recv` comes from rank s.
+    fn c_alltoall<T: Value>(&self, send: &[T], recv: &mut [T], cfg: &CollConfig) -> Result<CollStats> {
+        ops::alltoall(self, send, recv, cfg)
+    }
+
+    /// Sends `data` to `dest`; compressed algorithms (pipelined under `c-coll`) return
+    /// once the receiver has accepted the transfer and every chunk is sent. `tag` must be
+    /// below [`TAG_BASE`].
+    fn c_send<T: Value>(&self, dest: usize, data: &[T], tag: i32, cfg: &CollConfig) -> Result<CollStats> {
+        ops::send(self, dest, data, tag, cfg)
+    }
+
+    /// Receives exactly `buf.len()` values sent by [`CompressedCollectives::c_send`]
+    /// from `src` with the same algorithm.
+    fn c_recv<T: Value>(&self, src: usize, buf: &mut [T], tag: i32, cfg: &CollConfig) -> Result<CollStats> {
+        ops::recv(self, src, buf, tag, cfg)
+    }
+}
+
+impl<C: CommHandle> CompressedCollectives for C {}
+
+/// Makes a panic on any rank abort the whole MPI job (after printing the panic) rather
+/// than leave the other ranks waiting, and the panicking rank blocked in `MPI_Finalize`
+/// while it unwinds. For MPI programs; call once after initialising MPI.
+pub fn abort_job_on_panic() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        default(info);
+        // SAFETY: aborting is valid at any point after MPI_Init; it does not return.
+        unsafe { mpi::ffi::MPI_Abort(mpi::ffi::RSMPI_COMM_WORLD, 101) };
+    }));
+}

@@ -11,17 +11,24 @@ pub const DEFAULT_SEED: u64 = 0x5eed_cc01;
 /// The smooth3d field on an `n`^3 grid, x fastest: four sinusoids over `linspace(0, 1, n)`
 /// on each axis, computed in f32, plus Gaussian noise of standard deviation `noise`.
 pub fn smooth3d_field(n: usize, noise: f32, seed: u64) -> Vec<f32> {
+    smooth3d_grid([n, n, n], noise, seed)
+}
+
+/// The smooth3d formula on a `dims` grid (x fastest), each axis sampled by its own
+/// `linspace(0, 1, n)`; equal to [`smooth3d_field`] on cubes.
+pub fn smooth3d_grid(dims: [usize; 3], noise: f32, seed: u64) -> Vec<f32> {
     use core::f32::consts::PI;
-    let t = |i: usize| if n > 1 { i as f32 / (n - 1) as f32 } else { 0.0 };
+    let t = |i: usize, n: usize| if n > 1 { i as f32 / (n - 1) as f32 } else { 0.0 };
     let normal = Normal::new(0.0f32, noise.max(0.0)).expect("finite, non-negative sigma");
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut out = Vec::with_capacity(n * n * n);
-    for k in 0..n {
-        let z = t(k);
-        for j in 0..n {
-            let y = t(j);
-            for i in 0..n {
-                let x = t(i);
+    let [nx, ny, nz] = dims;
+    let mut out = Vec::with_capacity(nx * ny * nz);
+    for k in 0..nz {
+        let z = t(k, nz);
+        for j in 0..ny {
+            let y = t(j, ny);
+            for i in 0..nx {
+                let x = t(i, nx);
                 let v = 0.45 * (2.0 * PI * (x + 0.5 * y)).sin()
                     + 0.30 * (2.0 * PI * (2.0 * y - z)).cos()
                     + 0.15 * (6.0 * PI * (x + y + z)).sin()

@@ -1,6 +1,214 @@
 //! Project automation, run as `cargo xtask <command>`.
 
-fn main() {
-    eprintln!("xtask: no commands yet");
-    std::process::exit(2);
+mod bench_csv;
+mod build_ptx;
+mod cluster;
+mod datasets_cmd;
+mod demo;
+mod model;
+mod plot;
+mod ptxas;
+mod signals;
+mod units;
+mod workspace;
+
+use clap::{Args, Parser, Subcommand};
+use cluster::{Cluster, LinkSpec, Topology};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(name = "cargo xtask", about = "ccoll project automation")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Builds codec-kernels as PTX for each architecture (nightly, -Zbuild-std=core) and
+    /// checks it with ptxas, printing each kernel's registers, spills and shared memory.
+    BuildPtx(build_ptx::Args),
+    /// The emulated multi-node cluster (network namespaces; needs root).
+    #[command(subcommand)]
+    Cluster(ClusterCmd),
+    /// Statistics of the built-in data sets (see docs/datasets.md).
+    Datasets(datasets_cmd::DatasetsArgs),
+    /// The README's main job: plain MPI vs compressed collectives on the emulated cluster.
+    Demo(demo::DemoArgs),
+    /// The cost model: calibration, validation against a run, large-scale predictions.
+    Model(model::ModelArgs),
+}
+
+/// The cluster's shape, shared by `cluster` and `demo`.
+#[derive(Args, Clone)]
+pub struct Shape {
+    /// Number of nodes (one MPI rank each).
+    #[arg(long, default_value_t = 4)]
+    nodes: usize,
+    /// Link rate, both directions of every node's link (e.g. 1gbit, 100mbit).
+    #[arg(long, default_value = "1gbit", value_parser = units::parse_rate)]
+    link: u64,
+    /// One-way node-to-node latency added to the links (e.g. 50us); needs netem.
+    #[arg(long, default_value = "50us", value_parser = units::parse_duration)]
+    latency: Duration,
+    /// Prefix of the namespaces (lets tests run beside a user's cluster).
+    #[arg(long, default_value = "ccoll")]
+    prefix: String,
+}
+
+impl Shape {
+    pub fn topology(&self) -> (Topology, LinkSpec) {
+        (Topology { prefix: self.prefix.clone(), nodes: self.nodes }, LinkSpec { rate_bps: self.link, latency: self.latency })
+    }
+}
+
+#[derive(Subcommand)]
+enum ClusterCmd {
+    /// Creates the nodes and links and leaves them up.
+    Up(Shape),
+    /// Removes every namespace, link and process of the cluster.
+    Down {
+        #[arg(long, default_value = "ccoll")]
+        prefix: String,
+    },
+    /// Lists the cluster's namespaces.
+    Status {
+        #[arg(long, default_value = "ccoll")]
+        prefix: String,
+    },
+    /// Measures round-trip time and throughput between nodes 0 and 1 of a cluster that is up.
+    Probe {
+        #[arg(long, default_value = "ccoll")]
+        prefix: String,
+        /// Bytes of the bulk transfer.
+        #[arg(long, default_value = "64M", value_parser = units::parse_size)]
+        bytes: u64,
+    },
+    /// Brings the cluster up, runs ccoll-bench (or --program) with one rank per node,
+    /// prints its output and tears the cluster down, also on error or ctrl-c.
+    Run {
+        #[command(flatten)]
+        shape: Shape,
+        /// Program to run instead of ccoll-bench (built in release mode when not given).
+        #[arg(long)]
+        program: Option<PathBuf>,
+        /// Wall-clock limit of the MPI run in seconds.
+        #[arg(long, default_value_t = 600)]
+        timeout: u64,
+        /// Measure the link between nodes 0 and 1 before the run and print it.
+        #[arg(long)]
+        probe: bool,
+        /// Arguments passed to the program.
+        #[arg(last = true)]
+        args: Vec<String>,
+    },
+    #[command(hide = true)]
+    ProbeServe {
+        #[arg(long)]
+        port: u16,
+    },
+    #[command(hide = true)]
+    ProbeClient {
+        #[arg(long)]
+        to: String,
+        #[arg(long)]
+        port: u16,
+        #[arg(long)]
+        bytes: u64,
+    },
+}
+
+fn main() -> ExitCode {
+    signals::install();
+    let result = match Cli::parse().cmd {
+        Cmd::BuildPtx(args) => build_ptx::run(&args).map(|()| ExitCode::SUCCESS),
+        Cmd::Cluster(c) => cluster_cmd(c),
+        Cmd::Datasets(a) => datasets_cmd::run(&a),
+        Cmd::Demo(a) => demo::run(&a),
+        Cmd::Model(a) => model::run(&a),
+    };
+    match result {
+        Ok(code) if signals::interrupted() => {
+            eprintln!("xtask: interrupted");
+            let _ = code;
+            ExitCode::from(130)
+        }
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn cluster_cmd(c: ClusterCmd) -> Result<ExitCode, String> {
+    match c {
+        ClusterCmd::Up(shape) => {
+            let (topo, link) = shape.topology();
+            let cl = Cluster::up(topo, link)?;
+            println!("cluster up: {}", cl.describe());
+            cl.keep();
+        }
+        ClusterCmd::Down { prefix } => {
+            let removed = cluster::down(&prefix)?;
+            println!("cluster down: removed {} namespaces", removed.len());
+        }
+        ClusterCmd::Status { prefix } => {
+            let names = cluster::list(&prefix)?;
+            println!("{}", if names.is_empty() { "no cluster is up".to_string() } else { names.join("\n") });
+        }
+        ClusterCmd::Probe { prefix, bytes } => {
+            let nodes = cluster::list(&prefix)?.iter().filter(|n| n.contains("-n")).count();
+            let p = cluster::probe_measure(&Topology { prefix, nodes }, bytes)?;
+            print_probe(&p);
+        }
+        ClusterCmd::Run { shape, program, timeout, probe, args } => {
+            let program = match program {
+                Some(p) => p,
+                None => workspace::build_release_bin("collectives", "ccoll-bench")?,
+            };
+            let (topo, link) = shape.topology();
+            let cl = Cluster::up(topo, link)?;
+            println!("cluster up: {}", cl.describe());
+            if probe {
+                // About two seconds of traffic, 4 to 64 MiB.
+                let bytes = (link.rate_bps / 4).clamp(4 << 20, 64 << 20);
+                print_probe(&cl.probe(bytes)?);
+            }
+            let status = cl.run_mpi(&program, &args, Duration::from_secs(timeout), |l| println!("{l}"))?;
+            drop(cl);
+            println!("cluster down");
+            return Ok(exit_code(status, timeout));
+        }
+        ClusterCmd::ProbeServe { port } => cluster::probe_serve(port).map_err(|e| e.to_string())?,
+        ClusterCmd::ProbeClient { to, port, bytes } => {
+            cluster::probe_client(&to, port, bytes).map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_probe(p: &cluster::Probe) {
+    println!(
+        "link probe n0 -> n1: rtt {:.1} us, {} bytes at {:.1} MB/s ({:.3} Gbit/s payload)",
+        p.rtt.as_secs_f64() * 1e6,
+        p.bytes,
+        p.bytes_per_s / 1e6,
+        p.bytes_per_s * 8.0 / 1e9
+    );
+}
+
+/// The MPI run's exit code; `timeout` reports 124 when the limit was hit.
+fn exit_code(status: std::process::ExitStatus, limit_s: u64) -> ExitCode {
+    match status.code() {
+        Some(0) => ExitCode::SUCCESS,
+        Some(124) | Some(137) => {
+            eprintln!("cluster run: killed after the {limit_s} s limit");
+            ExitCode::from(124)
+        }
+        Some(c) => ExitCode::from(c.clamp(1, 255) as u8),
+        None => ExitCode::FAILURE,
+    }
 }

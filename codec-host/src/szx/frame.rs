@@ -27,15 +27,12 @@ fn run_pieces<P: Send>(exec: &CpuExecutor, pieces: Vec<P>, f: impl Fn(P) -> Resu
 /// one entry per block).
 pub(super) fn plan_blocks<T: Element>(data: &[T], block: usize, tol: &Tolerance<T>, plans: &mut [BlockPlan<T>], exec: &CpuExecutor) {
     let tile_values = block * TILE_BLOCKS;
-    let pieces: Vec<_> = data.chunks(tile_values).zip(plans.chunks_mut(TILE_BLOCKS)).collect();
-    let plan_tile = |(xs, ps): (&[T], &mut [BlockPlan<T>])| {
+    exec.for_each_chunk_mut(plans, TILE_BLOCKS, |t, ps| {
+        let xs = data.get(t * tile_values..).unwrap_or_default();
         for (x, p) in xs.chunks(block).zip(ps) {
             *p = plan_block(x, tol);
         }
-        Ok(())
-    };
-    // Planning cannot fail.
-    let _ = run_pieces(exec, pieces, plan_tile);
+    });
 }
 
 /// Bytes of the frame of a chunk whose blocks have these plans.

@@ -206,7 +206,7 @@ pub(crate) fn check_layout(block_size: usize, chunk_values: usize) -> Result<()>
     if !(1..=MAX_BLOCK_SIZE).contains(&block_size) {
         return Err(Error::ParamOutOfRange(format!("block size {block_size} (1 to {MAX_BLOCK_SIZE})")));
     }
-    if chunk_values == 0 || chunk_values > MAX_CHUNK_VALUES || chunk_values % block_size != 0 {
+    if chunk_values == 0 || chunk_values > MAX_CHUNK_VALUES || !chunk_values.is_multiple_of(block_size) {
         return Err(Error::ParamOutOfRange(format!(
             "{chunk_values} values per chunk (a multiple of the block size {block_size}, at most {MAX_CHUNK_VALUES})"
         )));

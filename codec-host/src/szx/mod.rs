@@ -103,6 +103,9 @@ pub fn decompress_into<T: Element>(stream: &[u8], out: &mut [T], exec: &CpuExecu
 /// Decodes an SZx stream into a new vector, on the shared executor.
 pub fn decompress<T: Element>(stream: &[u8]) -> Result<(Vec<T>, SzxHeader)> {
     let header = SzxHeader::read(stream)?;
+    if header.elem != T::TYPE {
+        return Err(Error::TypeMismatch { stream: header.elem, requested: T::TYPE });
+    }
     // The chunk table vouches for at least one byte per block before anything is allocated.
     header.stream_len(stream)?;
     let mut out = vec![T::default(); header.len()];
@@ -187,8 +190,20 @@ fn bound_len(n: usize, elem_size: usize, block: usize, chunk_values: usize) -> u
     HEADER_LEN + CHUNK_ENTRY_LEN * n.div_ceil(chunk_values.max(1)) + n.div_ceil(block) + elem_size * n
 }
 
+/// The header of a stream of `shape` values of `T` laid out by `opts`, with no bound yet.
+fn layout_header<T: Element>(shape: Shape, opts: &SzxOptions, pipelined: bool) -> Result<SzxHeader> {
+    let n = shape.checked_len().ok_or_else(|| Error::BadDims(format!("{shape} values overflow")))?;
+    let chunk_values = if pipelined { opts.chunk_values } else { plain_chunk_values(n, opts.block_size.max(1)) };
+    header::check_layout(opts.block_size, chunk_values)?;
+    let chunk_count = n.div_ceil(chunk_values);
+    if u32::try_from(chunk_count).is_err() {
+        return Err(Error::ParamOutOfRange(format!("{chunk_count} chunks (at most {})", u32::MAX)));
+    }
+    Ok(SzxHeader { elem: T::TYPE, shape, abs_error: 0.0, rel_error: None, pipelined, block_size: opts.block_size, chunk_values, chunk_count })
+}
+
 /// Checks the parameters and builds the header and tolerance for compressing `data`.
-fn prepare<T: Element>(
+pub(crate) fn prepare<T: Element>(
     data: &[T],
     shape: Shape,
     bound: ErrorBound,
@@ -196,13 +211,11 @@ fn prepare<T: Element>(
     pipelined: bool,
     exec: &CpuExecutor,
 ) -> Result<(SzxHeader, Tolerance<T>)> {
-    let n = shape.checked_len().ok_or_else(|| Error::BadDims(format!("{shape} values overflow")))?;
-    if n != data.len() {
-        return Err(Error::BadDims(format!("shape {shape} holds {n} values, data {}", data.len())));
+    let mut header = layout_header::<T>(shape, opts, pipelined)?;
+    if header.len() != data.len() {
+        return Err(Error::BadDims(format!("shape {shape} holds {} values, data {}", header.len(), data.len())));
     }
-    let chunk_values = if pipelined { opts.chunk_values } else { plain_chunk_values(n, opts.block_size.max(1)) };
-    header::check_layout(opts.block_size, chunk_values)?;
-    let (abs_error, rel_error) = match bound {
+    (header.abs_error, header.rel_error) = match bound {
         ErrorBound::Abs(e) if e.is_finite() && e >= 0.0 => (e, None),
         ErrorBound::Rel(r) if r.is_finite() && r >= 0.0 => {
             let (lo, hi) = finite_range(data, exec);
@@ -211,12 +224,7 @@ fn prepare<T: Element>(
         }
         b => return Err(Error::ParamOutOfRange(format!("SZx error bound {b:?} (finite, >= 0)"))),
     };
-    let chunk_count = n.div_ceil(chunk_values);
-    if u32::try_from(chunk_count).is_err() {
-        return Err(Error::ParamOutOfRange(format!("{chunk_count} chunks (at most {})", u32::MAX)));
-    }
-    let header = SzxHeader { elem: T::TYPE, shape, abs_error, rel_error, pipelined, block_size: opts.block_size, chunk_values, chunk_count };
-    Ok((header, Tolerance::from_f64(abs_error)))
+    Ok((header, Tolerance::from_f64(header.abs_error)))
 }
 
 /// Smallest and largest finite value, widened to f64 (`(0, 0)` if there is none).

@@ -170,6 +170,15 @@ impl Decoder {
         Ok(Decoder { next: 0, next_at: header.prefix_len(), header })
     }
 
+    /// A decoder for the chunks of a pipelined stream of `shape` values of `T` written
+    /// with `opts`, when both sides know the layout and only chunks travel (use
+    /// [`Decoder::decode_chunk`]; the header fields that decoding does not need, the
+    /// bounds, are left at zero).
+    pub fn for_array<T: Element>(shape: Shape, opts: &SzxOptions) -> Result<Self> {
+        let header = super::layout_header::<T>(shape, opts, true)?;
+        Ok(Decoder { next: 0, next_at: header.prefix_len(), header })
+    }
+
     /// The stream's header.
     pub fn header(&self) -> &SzxHeader {
         &self.header

@@ -14,9 +14,9 @@ mod assemble;
 mod decode;
 mod encode;
 mod header;
-mod layout;
+pub(crate) mod layout;
 mod mode;
-mod words;
+pub(crate) mod words;
 
 use codec_kernels::zfp::{D1, D2, D3};
 

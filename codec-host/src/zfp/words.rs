@@ -36,14 +36,30 @@ pub fn words_from_bytes(bytes: &[u8]) -> Vec<u64> {
     words
 }
 
+/// The bytes of `words` (for streams assembled as words, e.g. copied back from a GPU).
+#[cfg(any(feature = "cuda", test))]
+pub fn bytes_from_words(words: impl IntoIterator<Item = u64>) -> Vec<u8> {
+    let words = words.into_iter();
+    // Sized up front: a collected flat_map would grow (and copy) the buffer repeatedly.
+    let mut bytes = Vec::with_capacity(words.size_hint().0 * 8);
+    for w in words {
+        bytes.extend_from_slice(&w.to_le_bytes());
+    }
+    bytes
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn partial_words_are_zero_padded() {
+    fn bytes_and_words_round_trip_with_zero_padding() {
         let bytes: Vec<u8> = (1..=11).collect();
-        assert_eq!(words_from_bytes(&bytes), [0x0807_0605_0403_0201, 0x0b_0a09]);
+        let words = words_from_bytes(&bytes);
+        assert_eq!(words, [0x0807_0605_0403_0201, 0x0b_0a09]);
+        let back = bytes_from_words(words);
+        assert_eq!(&back[..11], &bytes[..]);
+        assert_eq!(&back[11..], &[0; 5]);
         assert!(words_from_bytes(&[]).is_empty());
     }
 

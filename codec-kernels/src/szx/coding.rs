@@ -9,8 +9,9 @@
 //!
 //! Payload of a coded block of `n` values (see `docs/formats/szx.md`):
 //! `[reference: W bytes, offset coding only][mid bytes][codes: ceil(n/4)][residual bits:
-//! ceil(n * (L % 8) / 8)]`. The mid bytes come first so that their variable length ends
-//! where the fixed-size sections, located from the payload's end, begin.
+//! ceil(n * (L % 8) / 8)]`. The mid bytes (each value's whole bytes not reused, least
+//! significant first) come first so that their variable length ends where the
+//! fixed-size sections, located from the payload's end, begin.
 
 use super::scalar::{Bits, SzxFloat};
 
@@ -272,8 +273,8 @@ impl<T: SzxFloat> Coding<T> {
         let m = xs.len().min(GROUP);
         match <&[T; GROUP]>::try_from(xs) {
             Ok(full) => {
-                for i in 0..GROUP {
-                    g.t[i] = self.quantize::<OFFSET>(full[i]);
+                for (t, &v) in g.t.iter_mut().zip(full) {
+                    *t = self.quantize::<OFFSET>(v);
                 }
             }
             Err(_) => {
@@ -288,16 +289,6 @@ impl<T: SzxFloat> Coding<T> {
         }
         g.lead[m..].fill(0);
         g.len = m;
-    }
-
-    /// Mask of the `lead` most significant bytes.
-    #[inline(always)]
-    pub fn lead_mask(lead: u32) -> T::Bits {
-        if lead == 0 {
-            T::Bits::ZERO
-        } else {
-            T::Bits::ALL << (T::Bits::BITS - 8 * lead)
-        }
     }
 }
 
@@ -338,6 +329,5 @@ mod tests {
         assert_eq!(c.residual(0x3fe0_0000), 0b111);
         let c = Coding::<f64>::new(true, 52, 1.0);
         assert_eq!((c.req_bytes, c.resi_bits, c.max_lead(), c.mask), (8, 0, 3, u64::MAX));
-        assert_eq!(Coding::<f64>::lead_mask(2), 0xffff_0000_0000_0000);
     }
 }

@@ -67,21 +67,23 @@ pub fn decode_block<T: SzxFloat>(state: u8, payload: &[u8], out: &mut [T]) -> Re
 /// Checks that every code is at most the coding's cap, that the codes account for
 /// exactly `mid_len` mid bytes, and that the padding bits of both sections are zero.
 fn check_sections<T: SzxFloat>(c: &Coding<T>, n: usize, codes: &[u8], resi: &[u8], mid_len: usize) -> Result<(), BlockError> {
-    const LOW: u8 = 0x55;
+    const LOW: u64 = 0x5555_5555_5555_5555;
     let tail_codes = n % 4;
     let pad_mask = if tail_codes == 0 { 0 } else { 0xffu8 << (2 * tail_codes) };
     if codes.last().is_some_and(|&b| b & pad_mask != 0) {
         return Err(BlockError::BadCodes);
     }
+    // Eight bytes (32 codes) at a time.
     let mut reused = 0usize;
-    let mut over_cap = 0u8;
-    for &b in codes {
-        let hi = (b >> 1) & LOW;
-        let lo = b & LOW;
+    let mut over_cap = 0u64;
+    for at in (0..codes.len()).step_by(8) {
+        let w = load_le_u64(codes, at);
+        let hi = (w >> 1) & LOW;
+        let lo = w & LOW;
         reused += (lo.count_ones() + 2 * hi.count_ones()) as usize;
         // A code of 2 sets `hi`, a code of 3 sets both.
         over_cap |= match c.max_lead() {
-            0 => b,
+            0 => w,
             1 => hi,
             2 => hi & lo,
             _ => 0,
@@ -100,10 +102,16 @@ fn check_sections<T: SzxFloat>(c: &Coding<T>, n: usize, codes: &[u8], resi: &[u8
 /// Rebuilds the values of a coded block whose sections were checked.
 fn decode_coded<T: SzxFloat, const OFFSET: bool>(c: &Coding<T>, payload: &[u8], codes_at: usize, resi_at: usize, out: &mut [T]) {
     let width = T::Bits::BITS;
-    let whole = T::Bits::ALL << (width - 8 * c.req_bytes);
-    let keep: [T::Bits; 4] = core::array::from_fn(|l| Coding::<T>::lead_mask(l as u32));
-    let fresh: [T::Bits; 4] = core::array::from_fn(|l| whole & !keep[l]);
-    let advance: [usize; 4] = core::array::from_fn(|l| (c.req_bytes as usize).saturating_sub(l));
+    let q = c.req_bytes;
+    // Per code: the bytes stored (`q - lead`, the low ones of the whole-byte integer `u`)
+    // and the mask of those bytes; the others repeat the previous value's.
+    let advance: [usize; 4] = core::array::from_fn(|l| q.saturating_sub(l as u32) as usize);
+    let fresh: [T::Bits; 4] = core::array::from_fn(|l| match advance[l] {
+        0 => T::Bits::ZERO,
+        n if n >= T::BYTES => T::Bits::ALL,
+        n => !(T::Bits::ALL << (8 * n as u32)),
+    });
+    let whole_shift = width - 8 * q;
     let resi_shift = width - c.keep_bits();
     let r = c.resi_bits as usize;
     let (codes, resi) = (&payload[codes_at..resi_at], &payload[resi_at..]);
@@ -120,10 +128,10 @@ fn decode_coded<T: SzxFloat, const OFFSET: bool>(c: &Coding<T>, payload: &[u8], 
         }
         for (v, &l) in t[..outs.len()].iter_mut().zip(&lead) {
             let l = l as usize & 3;
-            let word = get_mid::<T>(payload, pos);
-            *v = *v | (prev & keep[l]) | ((word >> (8 * l as u32)) & fresh[l]);
+            let u = (prev & !fresh[l]) | (get_mid::<T>(payload, pos) & fresh[l]);
             pos += advance[l];
-            prev = *v;
+            prev = u;
+            *v = *v | u << whole_shift;
         }
         match <&mut [T; GROUP]>::try_from(&mut *outs) {
             Ok(full) => {
@@ -154,18 +162,18 @@ fn unpack_codes(codes: &[u8], lead: &mut [u8; GROUP]) {
     }
 }
 
-/// The `W` bytes at `pos` read most significant first, zero-padded past the payload's
-/// end (the bytes after a value's own are masked off by the caller).
+/// The `W` bytes at `pos` read least significant first, zero past the payload's end
+/// (the bytes after a value's own are masked off by the caller).
 #[inline(always)]
 fn get_mid<T: SzxFloat>(payload: &[u8], pos: usize) -> T::Bits {
     match payload.get(pos..pos + T::BYTES) {
-        Some(b) => T::Bits::load_be(b),
+        Some(b) => T::Bits::load_le(b),
         None => {
             let mut buf = [0u8; 8];
             for (i, d) in buf.iter_mut().enumerate().take(T::BYTES) {
                 *d = payload.get(pos + i).copied().unwrap_or(0);
             }
-            T::Bits::load_be(&buf)
+            T::Bits::load_le(&buf)
         }
     }
 }

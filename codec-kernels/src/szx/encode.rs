@@ -72,15 +72,17 @@ fn encode_coded<T: SzxFloat, const OFFSET: bool>(x: &[T], c: &Coding<T>, out: &m
     pos == head.len()
 }
 
-/// The mid bytes of a group (bytes `lead..req_bytes` of each kept pattern, most
-/// significant first), assembled in `stage` with a whole-word store per value whose
-/// spare bytes the next value overwrites; returns their length.
+/// The mid bytes of a group, assembled in `stage`; returns their length. Of a value's
+/// `req_bytes` whole bytes, read as an integer `u` (its top byte is the pattern's first),
+/// the low `req_bytes - lead` bytes are stored, least significant first: one whole-word
+/// store per value, whose spare bytes the next value overwrites, and no shift by `lead`.
 #[inline(always)]
 fn stage_mid<T: SzxFloat>(c: &Coding<T>, g: &Group<T>, stage: &mut [u8; GROUP * 8 + 8]) -> usize {
+    let shift = T::Bits::BITS - 8 * c.req_bytes;
     let mut at = 0usize;
     for (&t, &lead) in g.t[..g.len].iter().zip(&g.lead) {
         if let Some(dst) = stage.get_mut(at..at + T::BYTES) {
-            (t << (8 * lead as u32)).store_be(dst);
+            (t >> shift).store_le(dst);
         }
         at += (c.req_bytes - lead as u32) as usize;
     }

@@ -20,7 +20,7 @@
 //! too (a magnitude rounded to zero keeps its sign bit).
 
 use super::coding::{Coding, Group, GROUP, SIZE_ENTRY_BYTES};
-use super::scalar::{exponent_of, next_toward, Bits, SzxFloat};
+use super::scalar::{exponent_of, next_toward, SzxFloat};
 use super::stats::{block_stats, BlockStats};
 use super::tolerance::Tolerance;
 
@@ -87,7 +87,9 @@ fn constant<T: SzxFloat>(st: &BlockStats<T>, tol: &Tolerance<T>) -> Option<T> {
     if ok(mid) {
         return Some(mid);
     }
-    let nudged = next_toward(mid, !tol.within(st.max, mid));
+    // Step one unit towards the extreme that is too far.
+    let far = if tol.within(st.max, mid) { st.min } else { st.max };
+    let nudged = next_toward(mid, far > mid);
     ok(nudged).then_some(nudged)
 }
 
@@ -173,6 +175,27 @@ mod tests {
         let p = plan(&x, 0.5);
         assert_eq!((p.state, p.value, p.size), (state::CONST, 10.5, 8));
         assert_ne!(plan(&x, 0.49).state, state::CONST);
+    }
+
+    /// On subnormals, where halving rounds, the constant decision finds a representative
+    /// exactly when one exists: some multiple `c` of the unit with `|x - c| <= E` for
+    /// both extremes, i.e. `max - min <= 2E` (in units).
+    #[test]
+    fn constant_decision_is_exact_on_subnormals() {
+        let unit = |k: i32| if k < 0 { -f32::from_bits(-k as u32) } else { f32::from_bits(k as u32) };
+        for lo in -20..20 {
+            for hi in lo..20 {
+                for e in 0..24 {
+                    let st = block_stats(&[unit(lo), unit(hi)]);
+                    let tol = Tolerance::new(unit(e));
+                    let found = constant(&st, &tol);
+                    assert_eq!(found.is_some(), hi - lo <= 2 * e, "[{lo}, {hi}] units, E {e}");
+                    if let Some(c) = found {
+                        assert!(tol.within(unit(lo), c) && tol.within(unit(hi), c));
+                    }
+                }
+            }
+        }
     }
 
     #[test]

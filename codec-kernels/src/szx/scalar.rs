@@ -36,10 +36,6 @@ pub trait Bits:
     /// `self + 1` and `self - 1`, wrapping.
     fn inc(self) -> Self;
     fn dec(self) -> Self;
-    /// Stores the value most significant byte first into `out[..BITS / 8]`.
-    fn store_be(self, out: &mut [u8]);
-    /// Reads a value stored most significant byte first from `b[..BITS / 8]`.
-    fn load_be(b: &[u8]) -> Self;
     /// Stores the value least significant byte first into `out[..BITS / 8]`.
     fn store_le(self, out: &mut [u8]);
     /// Reads a value stored least significant byte first from `b[..BITS / 8]`.
@@ -165,16 +161,6 @@ macro_rules! bits_impl {
             #[inline(always)]
             fn dec(self) -> Self {
                 self.wrapping_sub(1)
-            }
-            #[inline(always)]
-            fn store_be(self, out: &mut [u8]) {
-                out[..core::mem::size_of::<$u>()].copy_from_slice(&self.to_be_bytes());
-            }
-            #[inline(always)]
-            fn load_be(b: &[u8]) -> Self {
-                let mut a = [0u8; core::mem::size_of::<$u>()];
-                a.copy_from_slice(&b[..core::mem::size_of::<$u>()]);
-                <$u>::from_be_bytes(a)
             }
             #[inline(always)]
             fn store_le(self, out: &mut [u8]) {

@@ -1,0 +1,231 @@
+//! Choosing where kernels run: a CUDA device when one answers, else the CPU executor.
+//!
+//! Callers (the collectives) use one API whichever backend was picked; the pick and, on
+//! a fallback, the reason are reported by [`Backend::kind`], [`Backend::fallback_reason`]
+//! and [`Backend::describe`].
+
+use core::fmt;
+
+use crate::elementwise::{self, HalfElem, ReduceOp};
+use crate::{Codec, CpuExecutor, Error, Result, Shape, StreamInfo};
+
+/// Which kind of backend runs the kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BackendKind {
+    Cpu,
+    Cuda,
+}
+
+impl fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            BackendKind::Cpu => "cpu",
+            BackendKind::Cuda => "cuda",
+        })
+    }
+}
+
+enum Inner {
+    /// `None`: the process-wide executor.
+    Cpu(Option<CpuExecutor>),
+    #[cfg(feature = "cuda")]
+    Cuda(Box<crate::cuda::CudaBackend>),
+}
+
+/// Where the kernels run.
+pub struct Backend {
+    inner: Inner,
+    /// Why CUDA was not picked, when [`Backend::auto`] fell back to the CPU.
+    fallback: Option<Error>,
+}
+
+/// The element types every backend computes on (`f32`, `f64`).
+#[cfg(feature = "cuda")]
+pub trait BackendElem: crate::cuda::GpuElement {}
+#[cfg(feature = "cuda")]
+impl<T: crate::cuda::GpuElement> BackendElem for T {}
+/// The element types every backend computes on (`f32`, `f64`).
+#[cfg(not(feature = "cuda"))]
+pub trait BackendElem: codec_kernels::reduce::ReduceElem + crate::Element {}
+#[cfg(not(feature = "cuda"))]
+impl<T: codec_kernels::reduce::ReduceElem + crate::Element> BackendElem for T {}
+
+impl Backend {
+    /// CUDA on the first device if one answers, else the shared CPU executor, with the
+    /// reason kept in [`fallback_reason`](Self::fallback_reason).
+    pub fn auto() -> Backend {
+        match Self::cuda() {
+            Ok(b) => b,
+            Err(e) => Backend { inner: Inner::Cpu(None), fallback: Some(e) },
+        }
+    }
+
+    /// The CUDA backend on the first device, or why there is none ([`Error::NoDevice`]
+    /// also when built without the `cuda` feature).
+    pub fn cuda() -> Result<Backend> {
+        #[cfg(feature = "cuda")]
+        {
+            let b = crate::cuda::CudaBackend::new()?;
+            Ok(Backend { inner: Inner::Cuda(Box::new(b)), fallback: None })
+        }
+        #[cfg(not(feature = "cuda"))]
+        Err(Error::NoDevice("built without the `cuda` feature".into()))
+    }
+
+    /// The shared CPU executor (one thread per core).
+    pub fn cpu() -> Backend {
+        Backend { inner: Inner::Cpu(None), fallback: None }
+    }
+
+    /// A CPU executor of the caller's.
+    pub fn with_executor(exec: CpuExecutor) -> Backend {
+        Backend { inner: Inner::Cpu(Some(exec)), fallback: None }
+    }
+
+    /// Which backend this is.
+    pub fn kind(&self) -> BackendKind {
+        match &self.inner {
+            Inner::Cpu(_) => BackendKind::Cpu,
+            #[cfg(feature = "cuda")]
+            Inner::Cuda(_) => BackendKind::Cuda,
+        }
+    }
+
+    /// Why [`auto`](Self::auto) did not pick CUDA, if it fell back.
+    pub fn fallback_reason(&self) -> Option<&Error> {
+        self.fallback.as_ref()
+    }
+
+    /// One line for logs: the backend, its device or thread count, and any fallback reason.
+    pub fn describe(&self) -> String {
+        let what = match &self.inner {
+            Inner::Cpu(e) => format!("cpu ({} threads)", e.as_ref().unwrap_or(CpuExecutor::global()).threads()),
+            #[cfg(feature = "cuda")]
+            Inner::Cuda(g) => format!("cuda: {}", g.describe()),
+        };
+        match &self.fallback {
+            Some(why) => format!("{what}; cuda not used: {why}"),
+            None => what,
+        }
+    }
+
+    /// The CPU executor, when this is a CPU backend.
+    pub fn executor(&self) -> Option<&CpuExecutor> {
+        match &self.inner {
+            Inner::Cpu(e) => Some(e.as_ref().unwrap_or(CpuExecutor::global())),
+            #[cfg(feature = "cuda")]
+            Inner::Cuda(_) => None,
+        }
+    }
+
+    /// The CUDA backend, when this is one.
+    #[cfg(feature = "cuda")]
+    pub fn cuda_backend(&self) -> Option<&crate::cuda::CudaBackend> {
+        match &self.inner {
+            Inner::Cuda(g) => Some(g),
+            Inner::Cpu(_) => None,
+        }
+    }
+
+    /// Compresses `data` of shape `shape` with `codec`; the stream is the same on
+    /// every backend.
+    pub fn compress<T: BackendElem>(&self, codec: &Codec, data: &[T], shape: Shape) -> Result<Vec<u8>> {
+        match &self.inner {
+            Inner::Cpu(_) => codec.compress_with(data, shape, self.cpu_exec()),
+            #[cfg(feature = "cuda")]
+            Inner::Cuda(g) => match codec {
+                Codec::ZfpFixedRate { .. } | Codec::ZfpFixedAccuracy { .. } => g.zfp_compress(codec, data, shape),
+                Codec::Szx { .. } | Codec::SzxRelative { .. } | Codec::SzxPipelined { .. } => g.szx_compress(codec, data, shape),
+            },
+        }
+    }
+
+    /// Decodes `stream` into the first values of `out`.
+    pub fn decompress_into<T: BackendElem>(&self, stream: &[u8], out: &mut [T]) -> Result<StreamInfo> {
+        match &self.inner {
+            Inner::Cpu(_) => crate::decompress_into_with(stream, out, self.cpu_exec()),
+            #[cfg(feature = "cuda")]
+            Inner::Cuda(g) => match crate::inspect(stream)?.codec {
+                Codec::ZfpFixedRate { .. } | Codec::ZfpFixedAccuracy { .. } => g.zfp_decompress_into(stream, out, None),
+                Codec::Szx { .. } | Codec::SzxRelative { .. } | Codec::SzxPipelined { .. } => g.szx_decompress_into(stream, out),
+            },
+        }
+    }
+
+    /// `acc[i] = acc[i] op src[i]` (MPI semantics, see [`ReduceOp`]).
+    pub fn reduce<T: BackendElem>(&self, op: ReduceOp, acc: &mut [T], src: &[T]) -> Result<()> {
+        match &self.inner {
+            Inner::Cpu(_) => elementwise::reduce(self.cpu_exec(), op, acc, src),
+            #[cfg(feature = "cuda")]
+            Inner::Cuda(g) => g.reduce(op, acc, src),
+        }
+    }
+
+    /// Widens half-precision values to f32.
+    pub fn widen<H: HalfElem>(&self, src: &[H], dst: &mut [f32]) -> Result<()> {
+        match &self.inner {
+            Inner::Cpu(_) => elementwise::widen(self.cpu_exec(), src, dst),
+            #[cfg(feature = "cuda")]
+            Inner::Cuda(g) => g.widen(src, dst),
+        }
+    }
+
+    /// Narrows f32 values to half precision (round to nearest even).
+    pub fn narrow<H: HalfElem>(&self, src: &[f32], dst: &mut [H]) -> Result<()> {
+        match &self.inner {
+            Inner::Cpu(_) => elementwise::narrow(self.cpu_exec(), src, dst),
+            #[cfg(feature = "cuda")]
+            Inner::Cuda(g) => g.narrow(src, dst),
+        }
+    }
+
+    fn cpu_exec(&self) -> &CpuExecutor {
+        self.executor().unwrap_or(CpuExecutor::global())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_reports_its_pick_and_works_either_way() {
+        let b = Backend::auto();
+        match b.kind() {
+            BackendKind::Cpu => {
+                let why = b.fallback_reason().expect("a CPU pick by auto() carries the reason");
+                assert!(matches!(why, Error::NoDevice(_)), "{why}");
+                assert!(b.describe().contains("cuda not used: no CUDA device"), "{}", b.describe());
+            }
+            BackendKind::Cuda => assert!(b.fallback_reason().is_none()),
+        }
+        let mut acc = vec![1.0f64, f64::NAN, -0.0, 5.0];
+        b.reduce(ReduceOp::Max, &mut acc, &[2.0, 1.0, 0.0, f64::NEG_INFINITY]).unwrap();
+        assert_eq!(acc[0], 2.0);
+        assert!(acc[1].is_nan());
+        assert_eq!(acc[2].to_bits(), 0f64.to_bits());
+        assert_eq!(acc[3], 5.0);
+        assert!(matches!(b.reduce(ReduceOp::Sum, &mut acc, &[1.0]), Err(Error::BadDims(_))));
+        let field: Vec<f32> = (0..4096).map(|i| (i as f32 * 0.01).sin()).collect();
+        for codec in [Codec::ZfpFixedRate { rate: 8.0 }, Codec::ZfpFixedAccuracy { tolerance: 1e-3 }, Codec::Szx { abs_error: 1e-3 }] {
+            let stream = b.compress(&codec, &field, Shape::d2(64, 64)).unwrap();
+            assert_eq!(stream, codec.compress(&field, Shape::d2(64, 64)).unwrap(), "{}", b.describe());
+            let mut back = vec![0f32; field.len()];
+            b.decompress_into(&stream, &mut back).unwrap();
+            let mut want = vec![0f32; field.len()];
+            crate::decompress_into(&stream, &mut want).unwrap();
+            assert_eq!(back, want);
+        }
+    }
+
+    #[test]
+    fn explicit_cpu_backends_have_no_fallback_reason() {
+        let b = Backend::with_executor(CpuExecutor::new(1).unwrap());
+        assert_eq!(b.kind(), BackendKind::Cpu);
+        assert!(b.fallback_reason().is_none());
+        assert_eq!(b.describe(), "cpu (1 threads)");
+        let mut wide = [0f32; 2];
+        b.widen(&[half::bf16::from_f32(1.5), half::bf16::MAX], &mut wide).unwrap();
+        assert_eq!(wide, [1.5, half::bf16::MAX.to_f32()]);
+    }
+}

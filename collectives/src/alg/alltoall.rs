@@ -1,0 +1,47 @@
+//! Compressed alltoall.
+//!
+//! C-Coll: compress the p - 1 outgoing pieces, exchange their compressed sizes with an
+//! alltoall of counts, post every receive at its exact size and every send, and
+//! decompress each piece as it arrives. CPR-P2P: the pairwise exchange (step i: send to
+//! rank + i, receive from rank - i), compressing each send and decompressing each receive.
+
+use crate::blocks::Blocks;
+use crate::call::Call;
+use crate::transport::{wait_all, wait_any, TAG_ALLTOALL};
+use crate::Value;
+
+/// Alltoall: block `d` of `send` goes to rank `d`; block `s` of `recv` comes from rank `s`.
+pub(crate) fn alltoall<T: Value>(call: &mut Call, send: &[T], recv: &mut [T], blocks: &Blocks, pairwise: bool) {
+    let (p, me) = (call.comm.size, call.comm.rank);
+    recv[blocks.range(me)].copy_from_slice(&send[blocks.range(me)]);
+    if pairwise {
+        for i in 1..p {
+            let (dest, src) = (call.comm.peer(i as isize), call.comm.peer(-(i as isize)));
+            let frame = call.frame(&send[blocks.range(dest)], me, p);
+            let want = call.expect::<T>(Some(src), Some(p), blocks.len(src));
+            call.exchange(dest, src, TAG_ALLTOALL, frame, &want, &mut recv[blocks.range(src)]);
+        }
+        return;
+    }
+    let mut frames: Vec<Vec<u8>> = (0..p)
+        .map(|d| if d == me { Vec::new() } else { call.frame(&send[blocks.range(d)], me, p) })
+        .collect();
+    let sizes: Vec<u64> = frames.iter().map(|f| f.len() as u64).collect();
+    let incoming = call.comm.alltoall_u64(&sizes);
+    let sources: Vec<usize> = (1..p).map(|i| call.comm.peer(-(i as isize))).collect();
+    let mut recvs: Vec<_> = sources.iter().map(|&s| call.comm.irecv(s, TAG_ALLTOALL, incoming[s] as usize)).collect();
+    let mut sends: Vec<_> = (1..p)
+        .map(|i| {
+            let dest = call.comm.peer(i as isize);
+            let frame = std::mem::take(&mut frames[dest]);
+            call.isend(dest, TAG_ALLTOALL, frame)
+        })
+        .collect();
+    while let Some(j) = wait_any(&mut recvs) {
+        let src = sources[j];
+        let bytes = recvs[j].take_bytes();
+        let want = call.expect::<T>(Some(src), Some(p), blocks.len(src));
+        call.decode(src, &bytes, &want, &mut recv[blocks.range(src)]);
+    }
+    wait_all(&mut sends);
+}

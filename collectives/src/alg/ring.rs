@@ -1,0 +1,156 @@
+//! Ring algorithms: reduce-scatter (the computation framework) and allgather (data
+//! movement), each in the variants the algorithms need.
+//!
+//! Block `b` of the vector ends on rank `b`. In reduce-scatter step `s`, rank `r` sends
+//! its partial block `r - s - 1` to `r + 1` and reduces block `r - s - 2` from `r - 1`
+//! into its own; after `p - 1` steps block `r` holds every rank's contribution, having
+//! crossed `p - 1` compressions. In allgather step `s`, rank `r` forwards block `r - s`
+//! and receives block `r - s - 1`.
+
+use crate::blocks::Blocks;
+use crate::call::{pieces, Call};
+use crate::frame::HEADER_LEN;
+use crate::transport::{test_all, wait_all, wait_any, Pending, TAG_GATHER_RING, TAG_RING};
+use crate::{ReduceOp, Value};
+
+/// How a reduce-scatter step moves its block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum StepStyle {
+    /// C-Coll: the block in pipeline chunks; receives posted first, then each chunk is
+    /// compressed and sent while the chunks that arrived meanwhile are decompressed and
+    /// reduced, polling MPI between chunks so the transfers hide inside the codec work.
+    Pipelined,
+    /// Collective-level ring: the whole block as one message, its receive posted before
+    /// compressing.
+    Whole,
+    /// CPR-P2P: compress, send, then receive and decompress (nothing overlapped).
+    Blocking,
+}
+
+/// Ring reduce-scatter of `work` (every rank's full vector) over `blocks`; on return,
+/// `work[blocks.range(rank)]` is reduced over all ranks.
+pub(crate) fn reduce_scatter<T: Value>(call: &mut Call, work: &mut [T], blocks: &Blocks, op: ReduceOp, style: StepStyle) {
+    let (p, r) = (call.comm.size, call.comm.rank);
+    let mut scratch = Vec::new();
+    for s in 0..p.saturating_sub(1) {
+        let send_block = (r + p - s - 1) % p;
+        let recv_block = (r + 2 * p - s - 2) % p;
+        step(call, work, blocks, send_block, recv_block, op, style, &mut scratch);
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn step<T: Value>(
+    call: &mut Call,
+    work: &mut [T],
+    blocks: &Blocks,
+    send_block: usize,
+    recv_block: usize,
+    op: ReduceOp,
+    style: StepStyle,
+    scratch: &mut Vec<T>,
+) {
+    let (next, prev) = (call.comm.peer(1), call.comm.peer(-1));
+    let chunk_of = |call: &Call, b: usize| match style {
+        StepStyle::Pipelined => call.chunk_values::<T>(blocks.len(b)),
+        StepStyle::Whole | StepStyle::Blocking => blocks.len(b).max(1),
+    };
+    let send_pieces = pieces(blocks.range(send_block), chunk_of(call, send_block));
+    let recv_pieces = pieces(blocks.range(recv_block), chunk_of(call, recv_block));
+    let post = |call: &Call| -> Vec<Pending> {
+        recv_pieces.iter().map(|pr| call.comm.irecv(prev, TAG_RING, HEADER_LEN + pr.len() * T::SIZE)).collect()
+    };
+    let mut absorb = |call: &mut Call, work: &mut [T], j: usize, bytes: Vec<u8>| {
+        let range = recv_pieces[j].clone();
+        scratch.resize(range.len(), T::default());
+        let want = call.expect::<T>(Some(j), Some(recv_pieces.len()), range.len());
+        if call.decode(prev, &bytes, &want, scratch) {
+            call.reduce(op, &mut work[range], scratch);
+        }
+    };
+
+    let mut recvs = if style == StepStyle::Blocking { Vec::new() } else { post(call) };
+    let mut sends = Vec::with_capacity(send_pieces.len());
+    for (i, piece) in send_pieces.iter().enumerate() {
+        let frame = call.frame(&work[piece.clone()], i, send_pieces.len());
+        sends.push(call.isend(next, TAG_RING, frame));
+        // Progress between chunks: test the sends, take every chunk that has arrived.
+        test_all(&mut sends);
+        for (j, rx) in recvs.iter_mut().enumerate() {
+            if !rx.consumed() && rx.test() {
+                absorb(call, work, j, rx.take_bytes());
+            }
+        }
+    }
+    if style == StepStyle::Blocking {
+        recvs = post(call);
+    }
+    while let Some(j) = wait_any(&mut recvs) {
+        absorb(call, work, j, recvs[j].take_bytes());
+    }
+    wait_all(&mut sends);
+}
+
+/// How the allgather learns the sizes of the compressed blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum GatherStyle {
+    /// C-Coll: the compressed sizes are exchanged first (one allgather of counts), each
+    /// block is received into a buffer of its exact size.
+    SizesFirst,
+    /// Collective-level ring: receives are posted with the largest size a block can take.
+    Bounded,
+    /// CPR-P2P: every hop decompresses and recompresses.
+    Recompress,
+}
+
+/// Ring allgather over `blocks` of `work`, whose block `rank` holds this rank's data.
+/// Each block is compressed once by its owner and forwarded unchanged (except with
+/// [`GatherStyle::Recompress`]); everything is decompressed at the end. With
+/// `keep_own` the owner keeps its exact block, else it takes the decompressed copy
+/// (so that all ranks end with identical values).
+pub(crate) fn allgather<T: Value>(call: &mut Call, work: &mut [T], blocks: &Blocks, style: GatherStyle, keep_own: bool) {
+    let (p, r) = (call.comm.size, call.comm.rank);
+    if p == 1 {
+        return;
+    }
+    if style == GatherStyle::Recompress {
+        return allgather_recompress(call, work, blocks);
+    }
+    let (next, prev) = (call.comm.peer(1), call.comm.peer(-1));
+    let own = call.frame(&work[blocks.range(r)], r, p);
+    if !keep_own {
+        let want = call.expect::<T>(Some(r), Some(p), blocks.len(r));
+        call.decode(r, &own, &want, &mut work[blocks.range(r)]);
+    }
+    let sizes = match style {
+        GatherStyle::SizesFirst => Some(call.comm.allgather_u64(own.len() as u64)),
+        _ => None,
+    };
+    let mut frames: Vec<Option<std::rc::Rc<[u8]>>> = vec![None; p];
+    frames[r] = Some(own.into());
+    for s in 0..p - 1 {
+        let (send_block, recv_block) = ((r + p - s) % p, (r + p - s - 1) % p);
+        let capacity = sizes.as_ref().map_or(HEADER_LEN + blocks.len(recv_block) * T::SIZE, |z| z[recv_block] as usize);
+        let mut rx = call.comm.irecv(prev, TAG_GATHER_RING, capacity);
+        let outgoing = frames[send_block].clone().expect("forwarded blocks arrived in an earlier step");
+        let mut tx = call.isend(next, TAG_GATHER_RING, outgoing);
+        frames[recv_block] = Some(rx.take_bytes().into());
+        tx.wait();
+    }
+    for (b, frame) in frames.iter().enumerate().filter(|&(b, _)| b != r) {
+        let want = call.expect::<T>(Some(b), Some(p), blocks.len(b));
+        let bytes = frame.as_ref().expect("every block arrived");
+        call.decode(prev, bytes, &want, &mut work[blocks.range(b)]);
+    }
+}
+
+fn allgather_recompress<T: Value>(call: &mut Call, work: &mut [T], blocks: &Blocks) {
+    let (p, r) = (call.comm.size, call.comm.rank);
+    let (next, prev) = (call.comm.peer(1), call.comm.peer(-1));
+    for s in 0..p - 1 {
+        let (send_block, recv_block) = ((r + p - s) % p, (r + p - s - 1) % p);
+        let frame = call.frame(&work[blocks.range(send_block)], send_block, p);
+        let want = call.expect::<T>(Some(recv_block), Some(p), blocks.len(recv_block));
+        call.exchange(next, prev, TAG_GATHER_RING, frame, &want, &mut work[blocks.range(recv_block)]);
+    }
+}

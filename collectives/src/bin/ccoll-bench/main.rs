@@ -1,0 +1,246 @@
+//! `ccoll-bench`: OSU-style latency of the compressed collectives against their
+//! baselines, run under mpirun. See `docs/collectives.md` for the options and columns.
+//!
+//! ```text
+//! mpirun -np 4 ccoll-bench --op allreduce --algo mpi,cpr-p2p,c-coll --codec szx:1e-3 \
+//!     --sizes 1M,16M --iters 10 --warmup 2 --check --format csv
+//! ```
+
+mod data;
+mod report;
+mod workload;
+
+use clap::Parser;
+use collectives::{config, rounding_slack, Algorithm, CollConfig, CollOp, NodeGroups, Value};
+use mpi::collective::SystemOperation;
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+
+use report::{Format, Row};
+use workload::Workload;
+
+#[derive(Parser, Debug)]
+#[command(name = "ccoll-bench", about = "Latency of compressed MPI collectives against their baselines (run under mpirun)")]
+struct Args {
+    /// allreduce, reduce-scatter, reduce, bcast, scatter, gather, allgather, alltoall or p2p.
+    #[arg(long)]
+    op: String,
+    /// Comma-separated algorithms: mpi, cpr-p2p, c-coll, ring, rd, hier (those that apply
+    /// to the operation); default: all that apply.
+    #[arg(long)]
+    algo: Option<String>,
+    /// Codec: szx:ABS, szx-rel:REL, zfp-acc:TOL or zfp-rate:BITS.
+    #[arg(long)]
+    codec: String,
+    /// Comma-separated message sizes in bytes, with optional K, M or G (powers of 1024).
+    #[arg(long)]
+    sizes: String,
+    /// Timed iterations per (algorithm, size).
+    #[arg(long, default_value_t = 10)]
+    iters: usize,
+    /// Untimed iterations before them.
+    #[arg(long, default_value_t = 2)]
+    warmup: usize,
+    /// Input field of every rank: a data set name (smooth3d, grad16m, rtm, hurricane,
+    /// cesm, grad, grad-bf16) or raw:PATH:DIMS[:f32|f64].
+    #[arg(long, default_value = "smooth3d")]
+    dataset: String,
+    /// Compare every rank's result with the uncompressed MPI result of the same run;
+    /// exit non-zero on every rank if a value exceeds the stated bound.
+    #[arg(long)]
+    check: bool,
+    /// table or csv.
+    #[arg(long, default_value = "table")]
+    format: String,
+    /// Element type: f32 or f64.
+    #[arg(long = "type", default_value = "f32")]
+    elem: String,
+    /// Messages and chunks below this many bytes travel uncompressed.
+    #[arg(long, default_value_t = config::DEFAULT_MIN_BYTES_TO_COMPRESS)]
+    min_bytes: usize,
+    /// Pipeline chunk size in bytes (0: chosen from the message size).
+    #[arg(long, default_value_t = 0)]
+    chunk: usize,
+    /// Node groups of `hier`: ranks per group (0: ranks that share memory).
+    #[arg(long, default_value_t = 0)]
+    node_size: usize,
+}
+
+/// Parses `16M`, `512K`, `1G`, `100`.
+fn parse_size(s: &str) -> Result<usize, String> {
+    let s = s.trim();
+    let (digits, unit) = match s.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => s.split_at(i),
+        None => (s, ""),
+    };
+    let shift = match unit.to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        _ => return Err(format!("size {s:?}: unit must be K, M or G")),
+    };
+    let n: usize = digits.parse().map_err(|_| format!("size {s:?} is not a number"))?;
+    n.checked_mul(1 << shift).ok_or_else(|| format!("size {s:?} is too large"))
+}
+
+/// Everything the command line asks for, checked (identically on every rank).
+struct Plan {
+    op: CollOp,
+    algos: Vec<Algorithm>,
+    sizes: Vec<usize>,
+    cfg: CollConfig,
+    format: Format,
+}
+
+fn plan(args: &Args) -> Result<Plan, String> {
+    let op: CollOp = args.op.parse().map_err(|e| format!("--op: {e}"))?;
+    let algos = match &args.algo {
+        None => op.algorithms().to_vec(),
+        Some(list) => list
+            .split(',')
+            .map(|a| {
+                let algo: Algorithm = a.trim().parse().map_err(|e| format!("--algo: {e}"))?;
+                if algo == Algorithm::Auto || !algo.applies_to(op) {
+                    return Err(format!("--algo: {algo} does not apply to {op}"));
+                }
+                Ok(algo)
+            })
+            .collect::<Result<_, String>>()?,
+    };
+    let sizes = args.sizes.split(',').map(parse_size).collect::<Result<_, _>>()?;
+    let codec = config::parse_codec(&args.codec).map_err(|e| format!("--codec: {e}"))?;
+    let mut cfg = CollConfig::new(codec);
+    cfg.min_bytes_to_compress = args.min_bytes;
+    cfg.pipeline_chunk_bytes = args.chunk;
+    if args.node_size > 0 {
+        cfg.node_groups = NodeGroups::Blocks(args.node_size);
+    }
+    let format = match args.format.as_str() {
+        "table" => Format::Table,
+        "csv" => Format::Csv,
+        f => return Err(format!("--format {f:?}: table or csv")),
+    };
+    if args.iters == 0 {
+        return Err("--iters must be at least 1".into());
+    }
+    Ok(Plan { op, algos, sizes, cfg, format })
+}
+
+fn main() {
+    let args = Args::parse();
+    let universe = mpi::initialize().expect("MPI initialises");
+    collectives::abort_job_on_panic();
+    let world = universe.world();
+    let rank = world.rank();
+    let fail = |msg: String| -> ! {
+        if rank == 0 {
+            eprintln!("ccoll-bench: {msg}");
+        }
+        std::process::exit(2);
+    };
+    let plan = plan(&args).unwrap_or_else(|e| fail(e));
+    let rows = match args.elem.as_str() {
+        "f32" => bench::<f32>(&world, &args, &plan),
+        "f64" => bench::<f64>(&world, &args, &plan),
+        t => fail(format!("--type {t:?}: f32 or f64")),
+    }
+    .unwrap_or_else(|e| fail(e));
+    let all_ok = rows.iter().all(|r| r.bound_ok != Some(false));
+    if !all_ok {
+        fail("--check: some values exceed the stated bound".into());
+    }
+}
+
+/// Runs the plan with element type `T`; rank 0 prints every row as it completes.
+fn bench<T: Value>(world: &SimpleCommunicator, args: &Args, plan: &Plan) -> Result<Vec<Row>, String> {
+    let (p, rank) = (world.size() as usize, world.rank());
+    if rank == 0 {
+        report::print_header(plan.format, args, p);
+    }
+    let mut rows = Vec::new();
+    for &bytes in &plan.sizes {
+        let work: Workload<T> = Workload::new(plan.op, bytes, world, &args.dataset)?;
+        let reference = if args.check {
+            let (out, _) = run_once(world, &work, &plan.cfg.with_algorithm(Algorithm::Mpi))?;
+            Some(out)
+        } else {
+            None
+        };
+        let scale = all_max(world, work.scale());
+        for &algo in &plan.algos {
+            if rank == 0 {
+                eprintln!("[ccoll-bench] {} {algo} {bytes} B: {} + {} iterations", plan.op, args.warmup, args.iters);
+            }
+            let cfg = plan.cfg.with_algorithm(algo);
+            for _ in 0..args.warmup {
+                run_once(world, &work, &cfg)?;
+            }
+            let mut elapsed = 0.0;
+            let mut last = None;
+            for _ in 0..args.iters {
+                world.barrier();
+                let t0 = mpi::time();
+                let r = run_once(world, &work, &cfg)?;
+                elapsed += mpi::time() - t0;
+                last = Some(r);
+            }
+            let (out, stats) = last.expect("at least one iteration");
+            // Point-to-point is a ping-pong: half a round trip, as osu_latency reports.
+            let trips = if plan.op == CollOp::P2p { 2.0 } else { 1.0 };
+            let lat_us = elapsed / args.iters as f64 / trips * 1e6;
+            let err = reference.as_ref().map(|want| all_max(world, datasets::max_abs_error(&out, want)));
+            let bound = stats.as_ref().map_or(0.0, |s| s.error_bound.unwrap_or(f64::INFINITY));
+            let bound = all_max(world, bound);
+            let k = stats.as_ref().map_or(0, |s| s.compressions_per_value);
+            let slack = rounding_slack(plan.op, true, p, k, T::EPSILON, scale);
+            let (sent, raw) = stats.as_ref().map_or((0, 0), |s| (s.bytes_sent, s.raw_bytes_sent));
+            // Ranks that sat out (the odd one of p2p) do not count.
+            let active = stats.is_some();
+            let ranks_active = all_reduce(world, f64::from(u8::from(active)), SystemOperation::sum());
+            let row = Row {
+                algo,
+                bytes,
+                lat_avg_us: all_reduce(world, if active { lat_us } else { 0.0 }, SystemOperation::sum()) / ranks_active.max(1.0),
+                lat_min_us: all_reduce(world, if active { lat_us } else { f64::INFINITY }, SystemOperation::min()),
+                lat_max_us: all_reduce(world, if active { lat_us } else { 0.0 }, SystemOperation::max()),
+                comp_ratio: ratio(all_reduce(world, raw as f64, SystemOperation::sum()), all_reduce(world, sent as f64, SystemOperation::sum())),
+                max_abs_err: err,
+                bound,
+                bound_ok: err.map(|e| e <= bound + slack),
+            };
+            if rank == 0 {
+                report::print_row(plan.format, args, p, &row);
+            }
+            rows.push(row);
+        }
+    }
+    Ok(rows)
+}
+
+/// One run; a rank that idles (odd rank out of p2p) gets an empty result.
+fn run_once<T: Value>(world: &SimpleCommunicator, work: &Workload<T>, cfg: &CollConfig) -> Result<(Vec<T>, Option<collectives::CollStats>), String> {
+    match work.run(world, cfg) {
+        Ok(Some((out, st))) => Ok((out, Some(st))),
+        Ok(None) => Ok((Vec::new(), None)),
+        Err(e) => Err(format!("{} {} with {}: {e}", work.op, cfg.algorithm, work.n)),
+    }
+}
+
+fn ratio(raw: f64, sent: f64) -> f64 {
+    if sent > 0.0 {
+        raw / sent
+    } else {
+        1.0
+    }
+}
+
+fn all_reduce(world: &SimpleCommunicator, v: f64, op: SystemOperation) -> f64 {
+    let mut out = 0.0;
+    world.all_reduce_into(&v, &mut out, op);
+    out
+}
+
+fn all_max(world: &SimpleCommunicator, v: f64) -> f64 {
+    all_reduce(world, v, SystemOperation::max())
+}

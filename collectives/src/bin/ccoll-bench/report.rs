@@ -1,0 +1,63 @@
+//! The two output formats. CSV columns (fixed, relied upon by the benchmark drivers):
+//! `op,algo,codec,ranks,bytes,lat_avg_us,lat_min_us,lat_max_us,comp_ratio,max_abs_err,bound,bound_ok`.
+
+use collectives::Algorithm;
+
+use crate::Args;
+
+/// Output format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Table,
+    Csv,
+}
+
+/// One (algorithm, size) measurement, reduced over all ranks.
+pub struct Row {
+    pub algo: Algorithm,
+    pub bytes: usize,
+    pub lat_avg_us: f64,
+    pub lat_min_us: f64,
+    pub lat_max_us: f64,
+    /// Uncompressed over sent bytes, summed over ranks.
+    pub comp_ratio: f64,
+    /// Largest |result - MPI result| over all ranks (with `--check`).
+    pub max_abs_err: Option<f64>,
+    /// The stated bound (`inf` where the codec gives none).
+    pub bound: f64,
+    /// `max_abs_err <= bound` plus the rounding allowance (with `--check`).
+    pub bound_ok: Option<bool>,
+}
+
+const CSV_HEADER: &str = "op,algo,codec,ranks,bytes,lat_avg_us,lat_min_us,lat_max_us,comp_ratio,max_abs_err,bound,bound_ok";
+
+pub fn print_header(format: Format, args: &Args, ranks: usize) {
+    match format {
+        Format::Csv => println!("{CSV_HEADER}"),
+        Format::Table => {
+            println!(
+                "# ccoll-bench --op {} --codec {} ranks={ranks} dataset={} type={} iters={} warmup={}",
+                args.op, args.codec, args.dataset, args.elem, args.iters, args.warmup
+            );
+            println!(
+                "{:<15} {:<8} {:>12} {:>12} {:>12} {:>12} {:>8} {:>11} {:>11} {:>8}",
+                "op", "algo", "bytes", "avg(us)", "min(us)", "max(us)", "ratio", "max_err", "bound", "ok"
+            );
+        }
+    }
+}
+
+pub fn print_row(format: Format, args: &Args, ranks: usize, r: &Row) {
+    let err = r.max_abs_err.map_or("nan".to_string(), |e| format!("{e:.3e}"));
+    let ok = r.bound_ok.map_or("n/a", |ok| if ok { "true" } else { "false" });
+    match format {
+        Format::Csv => println!(
+            "{},{},{},{ranks},{},{:.2},{:.2},{:.2},{:.3},{err},{:.3e},{ok}",
+            args.op, r.algo, args.codec, r.bytes, r.lat_avg_us, r.lat_min_us, r.lat_max_us, r.comp_ratio, r.bound
+        ),
+        Format::Table => println!(
+            "{:<15} {:<8} {:>12} {:>12.1} {:>12.1} {:>12.1} {:>8.2} {:>11} {:>11.3e} {:>8}",
+            args.op, r.algo, r.bytes, r.lat_avg_us, r.lat_min_us, r.lat_max_us, r.comp_ratio, err, r.bound, ok
+        ),
+    }
+}

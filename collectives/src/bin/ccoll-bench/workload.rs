@@ -1,0 +1,115 @@
+//! One operation's inputs on this rank, and one run of it with a given configuration.
+
+use collectives::{CollConfig, CollOp, CollStats, CompressedCollectives, ReduceOp, Result, Value};
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+
+use crate::data;
+
+/// The inputs of one operation at one size on this rank.
+pub struct Workload<T> {
+    pub op: CollOp,
+    /// Vector or block length.
+    pub n: usize,
+    /// Input of this rank (for bcast and scatter: the root's, empty elsewhere).
+    input: Vec<T>,
+    counts: Vec<usize>,
+    pub root: usize,
+}
+
+impl<T: Value> Workload<T> {
+    /// `bytes` means what the OSU benchmarks take it to mean: the whole vector for
+    /// allreduce, reduce-scatter, reduce, bcast and p2p; each rank's block for scatter,
+    /// gather, allgather and alltoall.
+    pub fn new(op: CollOp, bytes: usize, world: &SimpleCommunicator, dataset: &str) -> std::result::Result<Self, String> {
+        let (p, rank) = (world.size() as usize, world.rank() as usize);
+        let n = bytes / T::SIZE;
+        let root = 0;
+        let field = |len: usize, seed: usize| data::field::<T>(dataset, len, seed as u64);
+        let input = match op {
+            CollOp::Allreduce | CollOp::ReduceScatter | CollOp::Reduce | CollOp::Gather | CollOp::Allgather => field(n, rank)?,
+            CollOp::Bcast if rank == root => field(n, rank)?,
+            CollOp::Scatter if rank == root => field(n * p, rank)?,
+            CollOp::Alltoall => field(n * p, rank)?,
+            // Both ranks of a pair know what the even one sends.
+            CollOp::P2p => field(n, 1000 + rank / 2)?,
+            _ => Vec::new(),
+        };
+        let counts = (0..p).map(|r| n / p + usize::from(r < n % p)).collect();
+        Ok(Workload { op, n, input, counts, root })
+    }
+
+    /// Largest input magnitude on this rank.
+    pub fn scale(&self) -> f64 {
+        self.input.iter().map(|v| v.to_f64()).filter(|v| v.is_finite()).fold(0.0, |m, v| m.max(v.abs()))
+    }
+
+    /// Runs the operation once: this rank's result (empty where it gets none) and stats.
+    /// Point-to-point runs a ping-pong between ranks 2i and 2i + 1 (a last odd rank
+    /// idles, with `None`); the result kept is what the odd rank received, the stats
+    /// are those of each rank's send.
+    pub fn run(&self, world: &SimpleCommunicator, cfg: &CollConfig) -> Result<Option<(Vec<T>, CollStats)>> {
+        let (p, rank) = (world.size() as usize, world.rank() as usize);
+        let (n, x, root, sum) = (self.n, &self.input[..], self.root, ReduceOp::Sum);
+        let zeros = |len: usize| vec![T::default(); len];
+        let at_root = |len: usize| if rank == root { len } else { 0 };
+        Ok(Some(match self.op {
+            CollOp::Allreduce => {
+                let mut out = zeros(n);
+                let st = world.c_allreduce(x, &mut out, sum, cfg)?;
+                (out, st)
+            }
+            CollOp::ReduceScatter => {
+                let mut out = zeros(self.counts[rank]);
+                let st = world.c_reduce_scatter(x, &mut out, &self.counts, sum, cfg)?;
+                (out, st)
+            }
+            CollOp::Reduce => {
+                let mut out = zeros(at_root(n));
+                let st = world.c_reduce(x, &mut out, root, sum, cfg)?;
+                (out, st)
+            }
+            CollOp::Bcast => {
+                let mut buf = if rank == root { x.to_vec() } else { zeros(n) };
+                let st = world.c_bcast(&mut buf, root, cfg)?;
+                (buf, st)
+            }
+            CollOp::Scatter => {
+                let mut out = zeros(n);
+                let st = world.c_scatter(x, &mut out, root, cfg)?;
+                (out, st)
+            }
+            CollOp::Gather => {
+                let mut out = zeros(at_root(n * p));
+                let st = world.c_gather(x, &mut out, root, cfg)?;
+                (out, st)
+            }
+            CollOp::Allgather => {
+                let mut out = zeros(n * p);
+                let st = world.c_allgather(x, &mut out, cfg)?;
+                (out, st)
+            }
+            CollOp::Alltoall => {
+                let mut out = zeros(n * p);
+                let st = world.c_alltoall(x, &mut out, cfg)?;
+                (out, st)
+            }
+            CollOp::P2p => {
+                let partner = rank ^ 1;
+                if partner >= p {
+                    return Ok(None);
+                }
+                let mut got = zeros(n);
+                if rank % 2 == 0 {
+                    let sent = world.c_send(partner, x, 1, cfg);
+                    let back = world.c_recv(partner, &mut got, 2, cfg);
+                    (x.to_vec(), back.and(sent)?)
+                } else {
+                    let st = world.c_recv(partner, &mut got, 1, cfg);
+                    let echo = world.c_send(partner, &got, 2, cfg);
+                    (got, st.and(echo)?)
+                }
+            }
+        }))
+    }
+}

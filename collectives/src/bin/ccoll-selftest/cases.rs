@@ -1,0 +1,214 @@
+//! One operation on one size with one algorithm: run it, run the plain MPI reference on
+//! the same inputs, compare within the stated bound, check the accounting.
+
+use collectives::{compressions_per_value, rounding_slack, Algorithm, CollConfig, CollOp, CollStats, CompressedCollectives, NodeGroups, ReduceOp, Value};
+
+use crate::suite::Suite;
+
+/// Inputs: slices of smooth fields, one field per rank and one shared by all ranks.
+pub struct Inputs {
+    own: Vec<f32>,
+    shared: Vec<f32>,
+}
+
+impl Inputs {
+    pub fn new(max_len: usize, rank: usize) -> Self {
+        let side = ((max_len * 2) as f64).cbrt().ceil() as usize + 1;
+        let field = |seed: u64| datasets::smooth3d_field(side, 1e-3, seed);
+        Inputs { own: field(0xc0ffee + rank as u64), shared: field(0xc0ffee - 1) }
+    }
+
+    /// `n` values of this rank's field (different on every rank and every salt).
+    pub fn values<T: Value>(&self, n: usize, salt: usize) -> Vec<T> {
+        slice(&self.own, n, salt)
+    }
+
+    /// `n` values that every rank sees the same for the same salt.
+    pub fn shared<T: Value>(&self, n: usize, salt: usize) -> Vec<T> {
+        slice(&self.shared, n, salt)
+    }
+}
+
+fn slice<T: Value>(field: &[f32], n: usize, salt: usize) -> Vec<T> {
+    let off = (salt * 7919) % (field.len() - n).max(1);
+    field[off..off + n].iter().map(|&v| T::from_f64(f64::from(v))).collect()
+}
+
+/// One case of the matrix.
+pub struct Case<'a> {
+    pub op: CollOp,
+    pub reduce: ReduceOp,
+    pub algorithm: Algorithm,
+    /// Length of the vector (allreduce, reduce, reduce-scatter, bcast, p2p) or of each
+    /// rank's block, rounded up from `n / p` (scatter, gather, allgather, alltoall).
+    pub n: usize,
+    pub cfg: &'a CollConfig,
+    pub label: &'a str,
+    pub in_place: bool,
+}
+
+/// Floating-point slack on top of the compression bound.
+fn slack<T: Value>(op: CollOp, reduce: ReduceOp, p: usize, k: u32, scale: f64) -> f64 {
+    rounding_slack(op, reduce == ReduceOp::Sum, p, k, T::EPSILON, scale)
+}
+
+/// This rank's result, the reference, the stats.
+type Outcome<T> = (Vec<T>, Vec<T>, CollStats);
+
+/// Runs `case` with element type `T`; returns the stats of this rank (if it ran).
+pub fn run<T: Value>(s: &mut Suite, inputs: &Inputs, case: &Case, salt: usize) -> Option<CollStats> {
+    let (p, rank) = (s.p, s.rank);
+    let cfg = case.cfg.with_algorithm(case.algorithm);
+    let mpi = case.cfg.with_algorithm(Algorithm::Mpi);
+    let name = format!(
+        "{} {} {} {} n={} {}{}",
+        case.label,
+        case.op,
+        case.algorithm,
+        std::any::type_name::<T>(),
+        case.n,
+        if case.op.reduces() { format!("{:?}", case.reduce) } else { String::new() },
+        if case.in_place { " in-place" } else { "" }
+    );
+    let n = case.n;
+    let block = n.div_ceil(p);
+    let root = (salt + 1) % p;
+    let x: Vec<T> = inputs.values(n, salt);
+    let op = case.reduce;
+    // (result of this rank, reference, stats); empty vectors where a rank gets nothing.
+    let scale = s.max(x.iter().map(|v| v.to_f64().abs()).fold(1.0, f64::max));
+    let outcome: collectives::Result<Option<Outcome<T>>> = (|| {
+        Ok(Some(match case.op {
+            CollOp::Allreduce => {
+                let mut want = vec![T::default(); n];
+                s.world.c_allreduce(&x, &mut want, op, &mpi)?;
+                let mut got = x.clone();
+                let st = if case.in_place {
+                    s.world.c_allreduce_in_place(&mut got, op, &cfg)?
+                } else {
+                    s.world.c_allreduce(&x, &mut got, op, &cfg)?
+                };
+                (got, want, st)
+            }
+            CollOp::ReduceScatter => {
+                // Ragged on purpose: rank r gets about 2r / p of an even share.
+                let weights: Vec<usize> = (0..p).map(|r| r + 1).collect();
+                let wsum: usize = weights.iter().sum();
+                let mut counts: Vec<usize> = weights.iter().map(|w| n * w / wsum).collect();
+                counts[p - 1] += n - counts.iter().sum::<usize>();
+                let mut want = vec![T::default(); counts[rank]];
+                s.world.c_reduce_scatter(&x, &mut want, &counts, op, &mpi)?;
+                let mut got = vec![T::default(); counts[rank]];
+                let st = s.world.c_reduce_scatter(&x, &mut got, &counts, op, &cfg)?;
+                (got, want, st)
+            }
+            CollOp::Reduce => {
+                let len = if rank == root { n } else { 0 };
+                let (mut want, mut got) = (vec![T::default(); len], vec![T::default(); len]);
+                s.world.c_reduce(&x, &mut want, root, op, &mpi)?;
+                let st = s.world.c_reduce(&x, &mut got, root, op, &cfg)?;
+                (got, want, st)
+            }
+            CollOp::Bcast => {
+                let want = inputs.shared::<T>(n, salt);
+                let mut got = if rank == root { want.clone() } else { vec![T::default(); n] };
+                let st = s.world.c_bcast(&mut got, root, &cfg)?;
+                (got, want, st)
+            }
+            CollOp::Scatter => {
+                let send: Vec<T> = if rank == root { inputs.values(block * p, salt) } else { Vec::new() };
+                let (mut want, mut got) = (vec![T::default(); block], vec![T::default(); block]);
+                s.world.c_scatter(&send, &mut want, root, &mpi)?;
+                let st = s.world.c_scatter(&send, &mut got, root, &cfg)?;
+                (got, want, st)
+            }
+            CollOp::Gather => {
+                let mine: Vec<T> = inputs.values(block, salt);
+                let len = if rank == root { block * p } else { 0 };
+                let (mut want, mut got) = (vec![T::default(); len], vec![T::default(); len]);
+                s.world.c_gather(&mine, &mut want, root, &mpi)?;
+                let st = s.world.c_gather(&mine, &mut got, root, &cfg)?;
+                (got, want, st)
+            }
+            CollOp::Allgather => {
+                let mine: Vec<T> = inputs.values(block, salt);
+                let mut want = vec![T::default(); block * p];
+                s.world.c_allgather(&mine, &mut want, &mpi)?;
+                let mut got = vec![T::default(); block * p];
+                let st = if case.in_place {
+                    got[rank * block..(rank + 1) * block].copy_from_slice(&mine);
+                    s.world.c_allgather_in_place(&mut got, &cfg)?
+                } else {
+                    s.world.c_allgather(&mine, &mut got, &cfg)?
+                };
+                (got, want, st)
+            }
+            CollOp::Alltoall => {
+                let send: Vec<T> = inputs.values(block * p, salt);
+                let mut want = vec![T::default(); block * p];
+                s.world.c_alltoall(&send, &mut want, &mpi)?;
+                let mut got = vec![T::default(); block * p];
+                let st = s.world.c_alltoall(&send, &mut got, &cfg)?;
+                (got, want, st)
+            }
+            CollOp::P2p => {
+                // Pairs (2i, 2i + 1): there and back again; an odd rank out sits idle.
+                let partner = rank ^ 1;
+                let want = inputs.shared::<T>(n, salt + rank / 2);
+                let mut got = vec![T::default(); n];
+                if partner >= p {
+                    return Ok(None);
+                }
+                // No early return between the two transfers: the partner relies on both.
+                let st = if rank % 2 == 0 {
+                    let sent = s.world.c_send(partner, &want, 5, &cfg);
+                    let back = s.world.c_recv(partner, &mut got, 6, &cfg);
+                    sent.and(back)?
+                } else {
+                    let st = s.world.c_recv(partner, &mut got, 5, &cfg);
+                    let echo = s.world.c_send(partner, &got, 6, &cfg);
+                    echo.and(st)?
+                };
+                (got, want, st)
+            }
+        }))
+    })();
+    let (got, want, st) = match outcome {
+        Ok(Some(o)) => o,
+        Ok(None) => return None,
+        Err(e) => {
+            s.expect(false, || format!("{name}: {e}"));
+            return None;
+        }
+    };
+    let k = expected_k::<T>(case, p);
+    s.check_stats(&name, &st, case.algorithm, k);
+    // The even rank of a point-to-point pair compares what came back: two transfers.
+    let path = if case.op == CollOp::P2p && rank % 2 == 0 { 2 * k } else { k };
+    let bound = match st.abs_error {
+        _ if path == 0 => 0.0,
+        Some(e) if !(case.op.reduces() && op == ReduceOp::Prod) => e * f64::from(path),
+        _ => f64::INFINITY,
+    };
+    s.compare(&name, &got, &want, bound + slack::<T>(case.op, op, p, path, scale));
+    Some(st)
+}
+
+/// Compressions per value the case must report: the algorithm's k, except that the
+/// hierarchical allreduce compresses only among node groups, and only above the
+/// threshold.
+fn expected_k<T: Value>(case: &Case, p: usize) -> u32 {
+    if case.algorithm != Algorithm::Hierarchical {
+        return compressions_per_value(case.op, case.algorithm, p);
+    }
+    let groups = match case.cfg.node_groups {
+        NodeGroups::Blocks(g) => p.div_ceil(g.max(1)),
+        NodeGroups::SharedMemory => 1,
+    };
+    let compress = case.n * T::SIZE >= case.cfg.min_bytes_to_compress && groups > 1;
+    if compress {
+        compressions_per_value(CollOp::Allreduce, Algorithm::Hierarchical, groups)
+    } else {
+        0
+    }
+}

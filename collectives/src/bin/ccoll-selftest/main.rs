@@ -1,0 +1,192 @@
+//! `ccoll-selftest`: the mpirun-driven test matrix of the collectives, run by
+//! `collectives/tests/mpirun.rs` on 1 to 8 ranks (one launch per rank count).
+//!
+//! Usage: `ccoll-selftest [--codecs SPEC,...] [--large N]`, SPEC as `ccoll-bench
+//! --codec` takes it, or `raw` (the same schedules with every message uncompressed).
+//! Every rank prints `ccoll-selftest: rank R of P: C cases, F failures` last and exits
+//! non-zero if it saw a failure.
+
+mod cases;
+mod misuse;
+mod suite;
+
+use codec_host::Codec;
+use collectives::{config, Algorithm, CollConfig, CollOp, CompressedCollectives, NodeGroups, ReduceOp};
+
+use cases::{Case, Inputs};
+use suite::Suite;
+
+/// One codec configuration of the matrix.
+struct Setting {
+    label: String,
+    cfg: CollConfig,
+    compresses: bool,
+}
+
+fn settings(specs: &str) -> Vec<Setting> {
+    specs
+        .split(',')
+        .map(|spec| {
+            if spec == "raw" {
+                let mut cfg = CollConfig::new(Codec::ZfpFixedAccuracy { tolerance: 1e-3 });
+                cfg.min_bytes_to_compress = usize::MAX;
+                return Setting { label: "raw".into(), cfg, compresses: false };
+            }
+            let codec = config::parse_codec(spec).unwrap_or_else(|e| panic!("--codecs: {e}"));
+            let mut cfg = CollConfig::new(codec);
+            // Compress every message, and cut them into many chunks even when small.
+            cfg.min_bytes_to_compress = 0;
+            cfg.pipeline_chunk_bytes = 4000;
+            cfg.node_groups = NodeGroups::Blocks(2);
+            Setting { label: spec.into(), cfg, compresses: true }
+        })
+        .collect()
+}
+
+fn main() {
+    let universe = mpi::initialize().expect("MPI initialises");
+    collectives::abort_job_on_panic();
+    let mut s = Suite::new(universe.world());
+    let args: Vec<String> = std::env::args().collect();
+    let arg = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
+    let settings = settings(&arg("--codecs").unwrap_or_else(|| "raw".into()));
+    let large: usize = arg("--large").map_or(1 << 20, |v| v.parse().expect("--large takes a count"));
+    let inputs = Inputs::new(large.max(70_000), s.rank);
+
+    for (si, setting) in settings.iter().enumerate() {
+        let mut salt = si * 100;
+        for n in [0, 1, 1001, 65_537, large] {
+            for op in CollOp::ALL {
+                for &algorithm in op.algorithms() {
+                    // The large size only where the bandwidth-bound algorithms matter.
+                    let heavy = matches!(op, CollOp::Scatter | CollOp::Gather | CollOp::Alltoall | CollOp::P2p)
+                        || matches!(algorithm, Algorithm::CprP2p | Algorithm::Hierarchical);
+                    if n == large && heavy {
+                        continue;
+                    }
+                    salt += 1;
+                    let case = Case { op, reduce: ReduceOp::Sum, algorithm, n, cfg: &setting.cfg, label: &setting.label, in_place: false };
+                    let st = cases::run::<f32>(&mut s, &inputs, &case, salt);
+                    if setting.compresses && n == 65_537 {
+                        check_compressed_once(&mut s, op, algorithm, n, st.map_or(0, |st| st.values_compressed));
+                    }
+                }
+            }
+        }
+        // f64, the other operators, in place.
+        for n in [1, 1001] {
+            for op in CollOp::ALL {
+                for &algorithm in op.algorithms() {
+                    salt += 1;
+                    let case = Case { op, reduce: ReduceOp::Sum, algorithm, n, cfg: &setting.cfg, label: &setting.label, in_place: false };
+                    cases::run::<f64>(&mut s, &inputs, &case, salt);
+                }
+            }
+        }
+        for reduce in [ReduceOp::Min, ReduceOp::Max, ReduceOp::Prod] {
+            for op in [CollOp::Allreduce, CollOp::Reduce, CollOp::ReduceScatter] {
+                for &algorithm in op.algorithms() {
+                    salt += 1;
+                    let case = Case { op, reduce, algorithm, n: 5003, cfg: &setting.cfg, label: &setting.label, in_place: false };
+                    cases::run::<f32>(&mut s, &inputs, &case, salt);
+                }
+            }
+        }
+        for op in [CollOp::Allreduce, CollOp::Allgather] {
+            for &algorithm in op.algorithms() {
+                salt += 1;
+                let case = Case { op, reduce: ReduceOp::Sum, algorithm, n: 4099, cfg: &setting.cfg, label: &setting.label, in_place: true };
+                cases::run::<f32>(&mut s, &inputs, &case, salt);
+            }
+        }
+        if setting.compresses {
+            misuse::run(&mut s, &setting.cfg);
+            nonfinite(&mut s, &setting.cfg, &setting.label);
+        }
+    }
+    environment_override(&mut s, &settings[0].cfg);
+
+    println!("ccoll-selftest: rank {} of {}: {} cases, {} failures", s.rank, s.p, s.cases, s.failures.len());
+    if !s.failures.is_empty() {
+        std::process::exit(1);
+    }
+}
+
+/// C-Coll's data-movement promise: every value is compressed exactly once, at its
+/// origin (sum of compressed values over all ranks), and the computation framework
+/// compresses each block once per ring step.
+fn check_compressed_once(s: &mut Suite, op: CollOp, algorithm: Algorithm, n: usize, mine: u64) {
+    let total = s.sum(mine) as usize;
+    let (p, block) = (s.p, n.div_ceil(s.p));
+    let expected = match (op, algorithm) {
+        _ if p == 1 || !algorithm.compresses() => 0,
+        (CollOp::Bcast, Algorithm::CColl) => n,
+        (CollOp::Bcast, Algorithm::CprP2p) => n * (p - 1),
+        (CollOp::Scatter | CollOp::Gather, Algorithm::CColl) => block * (p - 1),
+        (CollOp::Allgather, Algorithm::CColl) => block * p,
+        (CollOp::Alltoall, _) => block * p * (p - 1),
+        (CollOp::Allreduce, Algorithm::CColl | Algorithm::Ring) => n * p,
+        (CollOp::ReduceScatter, _) => n * (p - 1),
+        _ => return,
+    };
+    s.cases += 1;
+    s.expect(total == expected, || format!("{op} {algorithm} n={n}: {total} values compressed over all ranks, expected {expected}"));
+}
+
+/// NaN and infinities: where MPI's SUM is non-finite, so is ours, exactly; ZFP sends the
+/// pieces that hold them uncompressed.
+fn nonfinite(s: &mut Suite, cfg: &CollConfig, label: &str) {
+    let n = 4096;
+    let mut x: Vec<f32> = (0..n).map(|i| ((i + s.rank) as f32 * 0.01).sin()).collect();
+    match s.rank % 3 {
+        0 => {
+            x[3] = f32::NAN;
+            x[7] = f32::INFINITY;
+        }
+        1 => x[5] = f32::INFINITY,
+        _ => x[5] = f32::NEG_INFINITY,
+    }
+    let mpi = cfg.with_algorithm(Algorithm::Mpi);
+    let mut want = vec![0f32; n];
+    let _ = s.world.c_allreduce(&x, &mut want, ReduceOp::Sum, &mpi);
+    for &algorithm in CollOp::Allreduce.algorithms() {
+        let mut got = vec![0f32; n];
+        let name = format!("{label} nonfinite allreduce {algorithm}");
+        match s.world.c_allreduce(&x, &mut got, ReduceOp::Sum, &cfg.with_algorithm(algorithm)) {
+            Ok(st) => {
+                let bound = st.error_bound.unwrap_or(f64::INFINITY) + 1e-4;
+                s.compare(&name, &got, &want, bound);
+                let zfp = matches!(cfg.codec, Codec::ZfpFixedRate { .. } | Codec::ZfpFixedAccuracy { .. });
+                if zfp && algorithm.compresses() && algorithm != Algorithm::Hierarchical && s.p > 1 {
+                    s.expect(st.raw_fallbacks > 0, || format!("{name}: ZFP met NaN/Inf but sent nothing raw"));
+                }
+            }
+            Err(e) => s.expect(false, || format!("{name}: {e}")),
+        }
+    }
+    let mut want = if s.rank == 0 { x.clone() } else { vec![0.0; n] };
+    let _ = s.world.c_bcast(&mut want, 0, &mpi);
+    let mut got = if s.rank == 0 { x } else { vec![0.0; n] };
+    let name = format!("{label} nonfinite bcast");
+    match s.world.c_bcast(&mut got, 0, &cfg.with_algorithm(Algorithm::CColl)) {
+        Ok(st) => s.compare(&name, &got, &want, st.error_bound.unwrap_or(f64::INFINITY) + 1e-6),
+        Err(e) => s.expect(false, || format!("{name}: {e}")),
+    }
+}
+
+/// `CCOLL_ALGORITHM` steers `Algorithm::Auto`, and an unusable value fails every rank.
+fn environment_override(s: &mut Suite, cfg: &CollConfig) {
+    let auto = cfg.with_algorithm(Algorithm::Auto);
+    let x = vec![1.0f32; 100_000];
+    let mut out = vec![0f32; 100_000];
+    // SAFETY: the test is single-threaded here (no codec work in flight).
+    unsafe { std::env::set_var(collectives::ENV_ALGORITHM, "bcast=mpi,allreduce=ring") };
+    let r = s.world.c_allreduce(&x, &mut out, ReduceOp::Sum, &auto);
+    s.cases += 1;
+    s.expect(matches!(r, Ok(st) if st.algorithm == Algorithm::Ring), || format!("{}=allreduce=ring: {r:?}", collectives::ENV_ALGORITHM));
+    unsafe { std::env::set_var(collectives::ENV_ALGORITHM, "allreduce=warp") };
+    let r = s.world.c_allreduce(&x, &mut out, ReduceOp::Sum, &auto);
+    s.cases += 1;
+    s.expect(matches!(r, Err(collectives::CollError::Config(_))), || format!("a bad {}: {r:?}", collectives::ENV_ALGORITHM));
+    unsafe { std::env::remove_var(collectives::ENV_ALGORITHM) };
+}

@@ -1,0 +1,470 @@
+//! One call in progress: its resolved codec, its counters, and the first error it met.
+//!
+//! Errors met after the agreement (an undecodable message, a codec failure) do not stop
+//! the schedule: the rank records the error, keeps sending and receiving what the
+//! schedule says, and flags every frame it sends from then on (`FAILED`), so that no peer
+//! blocks and every rank downstream reports the failure too.
+
+use codec_host::szx::ErrorBound;
+use codec_host::Codec;
+
+use crate::agree::{agree, Signature};
+use crate::codec_port::{executor, HostCodec, PieceCodec};
+use crate::frame::{self, codec_fingerprint, Expect, Header, ANNOUNCE, FAILED, FALLBACK, HEADER_LEN, RAW};
+use crate::transport::{Buf, Comm, Pending};
+use crate::value::{extend_le, finite_range, read_le};
+use crate::{config, Algorithm, CollConfig, CollError, CollOp, CollStats, NodeGroups, ReduceOp, Result, Value};
+
+/// What a call states about itself before the agreement.
+pub(crate) struct Setup<'a> {
+    pub op: CollOp,
+    pub cfg: &'a CollConfig,
+    /// Bytes the algorithm selection looks at.
+    pub bytes: usize,
+    /// The count every rank must pass (or a digest of the counts).
+    pub count: u64,
+    pub root: Option<usize>,
+    pub reduce: Option<ReduceOp>,
+    /// An error in this rank's own arguments, found before any communication.
+    pub local_error: Option<CollError>,
+}
+
+impl Setup<'_> {
+    /// The algorithm to run (selection errors count as this rank's argument errors).
+    pub fn algorithm(&mut self, ranks: usize) -> Algorithm {
+        let env = std::env::var(config::ENV_ALGORITHM).ok();
+        config::select(self.op, self.bytes, ranks, self.cfg, env.as_deref()).unwrap_or_else(|e| {
+            self.local_error.get_or_insert(e);
+            Algorithm::Mpi
+        })
+    }
+}
+
+/// A call past its agreement.
+pub(crate) struct Call {
+    pub comm: Comm,
+    pub op: CollOp,
+    /// What this rank compresses with (`None`: everything travels raw).
+    encoder: Option<HostCodec>,
+    /// What decodes compressed frames: streams describe themselves, so this needs only
+    /// the configured codec (a receiver of a relative bound does not know the sender's
+    /// range, and need not).
+    decoder: HostCodec,
+    fingerprint: u32,
+    min_bytes: usize,
+    chunk_bytes: usize,
+    pub stats: CollStats,
+    fault: Option<CollError>,
+}
+
+/// Starts a call whose input on this rank is `input`, to run `algorithm`. With `agree`,
+/// runs the call agreement first (see `agree`); without (the explicit `mpi` baseline,
+/// point-to-point), this rank's own argument errors end the call at once.
+pub(crate) fn begin<T: Value>(comm: Comm, mut setup: Setup, algorithm: Algorithm, input: &[T], agree_first: bool) -> Result<Call> {
+    let cfg = setup.cfg;
+    let local_range = if needs_range(&cfg.codec) { finite_range(input) } else { None };
+    let range = if agree_first {
+        let sig = Signature {
+            fields: vec![
+                ("operation", setup.op as u64),
+                ("algorithm", algorithm as u64),
+                ("element type", T::TYPE as u64),
+                ("count", setup.count),
+                ("root", setup.root.map_or(u64::MAX, |r| r as u64)),
+                ("reduction operator", setup.reduce.map_or(u64::MAX, |r| r as u64)),
+                ("codec", u64::from(codec_fingerprint(&cfg.codec))),
+                ("pipeline chunk bytes", cfg.pipeline_chunk_bytes as u64),
+                ("min bytes to compress", cfg.min_bytes_to_compress as u64),
+                (
+                    "node groups",
+                    match cfg.node_groups {
+                        NodeGroups::SharedMemory => u64::MAX,
+                        NodeGroups::Blocks(n) => n as u64,
+                    },
+                ),
+            ],
+        };
+        agree(comm, &sig, setup.local_error.take(), local_range)?.range
+    } else if let Some(e) = setup.local_error.take() {
+        return Err(e);
+    } else {
+        local_range
+    };
+    let (encoder, abs_error) = resolve_codec(cfg.codec, range);
+    let mut stats = CollStats::new(algorithm);
+    stats.abs_error = abs_error;
+    Ok(Call {
+        comm,
+        op: setup.op,
+        // The configured codec (which every rank shares), not the resolved one: a
+        // relative bound resolves to the sender's own range in point-to-point calls.
+        fingerprint: codec_fingerprint(&cfg.codec),
+        encoder,
+        decoder: HostCodec { codec: cfg.codec },
+        min_bytes: cfg.min_bytes_to_compress,
+        chunk_bytes: cfg.pipeline_chunk_bytes,
+        stats,
+        fault: None,
+    })
+}
+
+/// True if the codec's bound is relative to the data's value range.
+fn needs_range(codec: &Codec) -> bool {
+    matches!(codec, Codec::SzxRelative { .. } | Codec::SzxPipelined { bound: ErrorBound::Rel(_), .. })
+}
+
+/// The codec a call runs and its absolute bound per compression. A relative bound becomes
+/// absolute with the agreed value range (every rank then compresses with the same
+/// absolute bound, so the accounting in k x E holds); where that leaves no room for
+/// error (constant or empty data), the call sends everything uncompressed. The
+/// framework cuts messages into pipeline chunks itself, so a pipelined SZx codec runs
+/// as plain SZx per chunk.
+fn resolve_codec(codec: Codec, range: Option<(f64, f64)>) -> (Option<HostCodec>, Option<f64>) {
+    let absolute = |abs_error: f64| (Some(HostCodec { codec: Codec::Szx { abs_error } }), Some(abs_error));
+    let relative = |rel_error: f64| match range.map(|(lo, hi)| rel_error * (hi - lo)) {
+        Some(e) if e > 0.0 && e.is_finite() => absolute(e),
+        _ => (None, Some(0.0)),
+    };
+    match codec {
+        Codec::ZfpFixedRate { .. } => (Some(HostCodec { codec }), None),
+        Codec::ZfpFixedAccuracy { tolerance } => (Some(HostCodec { codec }), Some(tolerance)),
+        Codec::Szx { abs_error } | Codec::SzxPipelined { bound: ErrorBound::Abs(abs_error), .. } => absolute(abs_error),
+        Codec::SzxRelative { rel_error } | Codec::SzxPipelined { bound: ErrorBound::Rel(rel_error), .. } => relative(rel_error),
+    }
+}
+
+impl Call {
+    /// Values per pipeline chunk for a message of `len` values.
+    pub fn chunk_values<T: Value>(&self, len: usize) -> usize {
+        config::pipeline_chunk_values(len, T::SIZE, self.chunk_bytes)
+    }
+
+    /// Records the first error of the call.
+    pub fn fail(&mut self, e: CollError) {
+        self.fault.get_or_insert(e);
+    }
+
+    /// Ends the call: the stats with `k` compressions per value, or the first error.
+    pub fn finish(mut self, k: u32, reduce: Option<ReduceOp>) -> Result<CollStats> {
+        if let Some(e) = self.fault {
+            return Err(e);
+        }
+        self.stats.compressions_per_value = k;
+        self.stats.error_bound = if k == 0 {
+            Some(0.0)
+        } else if reduce == Some(ReduceOp::Prod) {
+            None
+        } else {
+            self.stats.abs_error.map(|e| e * f64::from(k))
+        };
+        Ok(self.stats)
+    }
+
+    /// Counts the uncompressed input as sent (the library's collectives, whose own traffic
+    /// is not visible).
+    pub fn count_uncompressed<T: Value>(&mut self, values: usize) {
+        self.stats.bytes_sent += (values * T::SIZE) as u64;
+        self.stats.raw_bytes_sent += (values * T::SIZE) as u64;
+    }
+
+    /// Appends the frame of `values` to `out`: compressed if it is at least the
+    /// compression threshold, the codec accepts it and the result is smaller than the
+    /// values; else the values, raw.
+    pub fn frame_into<T: Value>(&mut self, values: &[T], index: usize, pieces: usize, out: &mut Vec<u8>) {
+        let start = out.len();
+        out.resize(start + HEADER_LEN, 0);
+        let raw_len = values.len() * T::SIZE;
+        let mut flags = if self.fault.is_some() { FAILED } else { 0 };
+        let mut compressed = false;
+        if let Some(codec) = self.encoder.filter(|_| !values.is_empty() && raw_len >= self.min_bytes) {
+            self.stats.values_compressed += values.len() as u64;
+            match codec.compress(values, out) {
+                Ok(()) => compressed = out.len() - start - HEADER_LEN < raw_len,
+                Err(codec_host::Error::NonFinite { .. }) => {
+                    flags |= FALLBACK;
+                    self.stats.raw_fallbacks += 1;
+                }
+                Err(e) => self.fail(e.into()),
+            }
+        }
+        if !compressed {
+            out.truncate(start + HEADER_LEN);
+            extend_le(values, out);
+            flags |= RAW;
+        }
+        let header = Header {
+            flags,
+            op: self.op,
+            elem: T::TYPE,
+            codec: self.fingerprint,
+            index: index as u32,
+            pieces: pieces as u32,
+            payload: (out.len() - start - HEADER_LEN) as u32,
+            count: values.len() as u64,
+        };
+        let mut head = Vec::with_capacity(HEADER_LEN);
+        header.write(&mut head);
+        out[start..start + HEADER_LEN].copy_from_slice(&head);
+    }
+
+    /// The frame of `values` alone.
+    pub fn frame<T: Value>(&mut self, values: &[T], index: usize, pieces: usize) -> Vec<u8> {
+        let mut out = Vec::with_capacity(HEADER_LEN + values.len() * T::SIZE);
+        self.frame_into(values, index, pieces, &mut out);
+        out
+    }
+
+    /// A frame announcing `count` values in `pieces` frames of at most `chunk` values;
+    /// its payload is this call's absolute error bound (f64, NaN for none).
+    pub fn announce<T: Value>(&self, count: usize, chunk: usize, pieces: usize) -> Vec<u8> {
+        let mut out = Vec::with_capacity(HEADER_LEN + 8);
+        Header {
+            flags: ANNOUNCE | if self.fault.is_some() { FAILED } else { 0 },
+            op: self.op,
+            elem: T::TYPE,
+            codec: self.fingerprint,
+            index: chunk as u32,
+            pieces: pieces as u32,
+            payload: 8,
+            count: count as u64,
+        }
+        .write(&mut out);
+        out.extend_from_slice(&self.stats.abs_error.unwrap_or(f64::NAN).to_le_bytes());
+        out
+    }
+
+    /// What a frame of `count` values at `index` of `pieces` must say.
+    pub fn expect<T: Value>(&self, index: Option<usize>, pieces: Option<usize>, count: usize) -> Expect {
+        Expect {
+            op: self.op,
+            elem: T::TYPE,
+            codec: self.fingerprint,
+            index: index.map(|i| i as u32),
+            pieces: pieces.map(|p| p as u32),
+            count: Some(count as u64),
+        }
+    }
+
+    /// Checks the frame `bytes` from `peer` and decodes it into `out`. Returns false (and
+    /// records the error) if the frame is not what `want` says or does not decode;
+    /// `out` is then unspecified.
+    pub fn decode<T: Value>(&mut self, peer: usize, bytes: &[u8], want: &Expect, out: &mut [T]) -> bool {
+        let bad = |reason: String| CollError::BadMessage { peer, reason };
+        let header = match Header::read(bytes).and_then(|h| h.check(want).map(|()| h)) {
+            Ok(h) if h.frame_len() == bytes.len() => h,
+            Ok(h) => return self.reject(bad(format!("{} bytes after a frame of {}", bytes.len(), h.frame_len()))),
+            Err(reason) => return self.reject(bad(reason)),
+        };
+        if header.flags & FAILED != 0 {
+            return self.reject(CollError::PeerFailed { peer });
+        }
+        let payload = &bytes[HEADER_LEN..];
+        if header.flags & RAW != 0 {
+            read_le(payload, out);
+            return true;
+        }
+        self.stats.values_decompressed += out.len() as u64;
+        match self.decoder.decompress(payload, out) {
+            Ok(()) => true,
+            Err(e) => self.reject(bad(format!("payload does not decode: {e}"))),
+        }
+    }
+
+    fn reject(&mut self, e: CollError) -> bool {
+        self.fail(e);
+        false
+    }
+
+    /// Decodes a bundle of consecutive pieces (as [`Call::frames_of`] made them) into
+    /// `out`.
+    pub fn decode_pieces<T: Value>(&mut self, peer: usize, bundle: &[u8], out: &mut [T]) {
+        let chunk = self.chunk_values::<T>(out.len());
+        let ranges = pieces(0..out.len(), chunk);
+        match frame::split_bundle(bundle) {
+            Ok(frames) if frames.len() == ranges.len() => {
+                for (i, ((_, bytes), r)) in frames.into_iter().zip(&ranges).enumerate() {
+                    let want = self.expect::<T>(Some(i), Some(ranges.len()), r.len());
+                    self.decode(peer, bytes, &want, &mut out[r.clone()]);
+                }
+            }
+            Ok(frames) => self.fail(CollError::BadMessage {
+                peer,
+                reason: format!("{} pieces where {} were expected", frames.len(), ranges.len()),
+            }),
+            Err(reason) => self.fail(CollError::BadMessage { peer, reason }),
+        }
+    }
+
+    /// The pieces of `values` (pipeline chunks), framed back to back.
+    pub fn frames_of<T: Value>(&mut self, values: &[T]) -> Vec<u8> {
+        let ranges = pieces(0..values.len(), self.chunk_values::<T>(values.len()));
+        let mut out = Vec::with_capacity(ranges.len() * HEADER_LEN + values.len() * T::SIZE);
+        for (i, r) in ranges.iter().enumerate() {
+            self.frame_into(&values[r.clone()], i, ranges.len(), &mut out);
+        }
+        out
+    }
+
+    /// Starts sending frames, counting them.
+    pub fn isend(&mut self, dest: usize, tag: i32, buf: impl Into<Buf>) -> Pending {
+        let buf = buf.into();
+        self.count_sent(match &buf {
+            Buf::Owned(v) => v,
+            Buf::Shared(r) => r,
+        });
+        self.comm.isend(dest, tag, buf)
+    }
+
+    /// `acc[i] = acc[i] op src[i]` with codec-host's reduction kernel on the collectives'
+    /// executor (the lengths always agree; a failure is recorded like any other).
+    pub fn reduce<T: Value>(&mut self, op: ReduceOp, acc: &mut [T], src: &[T]) {
+        if let Err(e) = codec_host::elementwise::reduce(executor(), op, acc, src) {
+            self.fail(e.into());
+        }
+    }
+
+    /// One CPR-P2P exchange: sends `frame` to `dest` while receiving the next frame from
+    /// `src`, then decodes it into `out`.
+    pub fn exchange<T: Value>(&mut self, dest: usize, src: usize, tag: i32, frame: Vec<u8>, want: &Expect, out: &mut [T]) {
+        let mut tx = self.isend(dest, tag, frame);
+        let bytes = self.comm.recv(src, tag);
+        self.decode(src, &bytes, want, out);
+        tx.wait();
+    }
+
+    /// Sends frames and waits, counting them.
+    pub fn send(&mut self, dest: usize, tag: i32, bytes: &[u8]) {
+        self.count_sent(bytes);
+        self.comm.send(dest, tag, bytes);
+    }
+
+    fn count_sent(&mut self, bytes: &[u8]) {
+        self.stats.bytes_sent += bytes.len() as u64;
+        if let Ok(frames) = frame::split_bundle(bytes) {
+            for (h, _) in frames.iter().filter(|(h, _)| h.flags & ANNOUNCE == 0) {
+                self.stats.raw_bytes_sent += h.count * h.elem.size() as u64;
+            }
+        }
+    }
+}
+
+/// Consecutive ranges of at most `chunk` values covering `range`; an empty range gives
+/// one empty piece, so that every message has at least one frame.
+pub(crate) fn pieces(range: core::ops::Range<usize>, chunk: usize) -> Vec<core::ops::Range<usize>> {
+    if range.is_empty() {
+        return vec![range];
+    }
+    let chunk = chunk.max(1);
+    (range.start..range.end).step_by(chunk).map(|s| s..(s + chunk).min(range.end)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::CollConfig;
+
+    /// A call that never communicates (no agreement), for the frame round trips.
+    fn call(cfg: &CollConfig) -> Call {
+        let setup = Setup { op: CollOp::Bcast, cfg, bytes: 0, count: 0, root: None, reduce: None, local_error: None };
+        begin::<f32>(Comm::detached(0, 2), setup, Algorithm::CColl, &[], false).unwrap()
+    }
+
+    fn raw_config() -> CollConfig {
+        let mut cfg = CollConfig::new(Codec::ZfpFixedAccuracy { tolerance: 1e-3 });
+        cfg.min_bytes_to_compress = usize::MAX;
+        cfg
+    }
+
+    #[test]
+    fn pieces_cover_the_range() {
+        assert_eq!(pieces(0..0, 4), vec![0..0]);
+        assert_eq!(pieces(3..3, 4), vec![3..3]);
+        assert_eq!(pieces(2..11, 4), vec![2..6, 6..10, 10..11]);
+        assert_eq!(pieces(0..8, 4), vec![0..4, 4..8]);
+    }
+
+    #[test]
+    fn raw_frames_round_trip_and_every_wrong_field_is_rejected() {
+        let cfg = raw_config();
+        let mut c = call(&cfg);
+        let values = [1.5f32, -2.0, f32::NAN];
+        let frame = c.frame(&values, 4, 9);
+        assert_eq!(frame.len(), HEADER_LEN + 12);
+        let mut out = [0f32; 3];
+        assert!(c.decode(1, &frame, &c.expect::<f32>(Some(4), Some(9), 3), &mut out));
+        assert!(out[..2] == values[..2] && out[2].is_nan());
+        assert_eq!(c.stats.values_compressed, 0);
+
+        let wrong = [
+            c.expect::<f32>(Some(5), Some(9), 3),
+            c.expect::<f32>(Some(4), Some(8), 3),
+            c.expect::<f32>(Some(4), Some(9), 2),
+            Expect { codec: 7, ..c.expect::<f32>(Some(4), Some(9), 3) },
+            c.expect::<f64>(Some(4), Some(9), 3),
+        ];
+        for want in wrong {
+            let mut c = call(&cfg);
+            let mut out = vec![0f32; want.count.unwrap_or(0) as usize];
+            assert!(!c.decode(1, &frame, &want, &mut out), "{want:?}");
+            assert!(matches!(c.finish(0, None), Err(CollError::BadMessage { peer: 1, .. })));
+        }
+        let mut c = call(&cfg);
+        assert!(!c.decode(1, &frame[..frame.len() - 1], &c.expect::<f32>(Some(4), Some(9), 3), &mut out));
+    }
+
+    #[test]
+    fn a_failed_call_flags_its_frames_and_the_receiver_reports_it() {
+        let cfg = raw_config();
+        let mut sender = call(&cfg);
+        sender.fail(CollError::Config("earlier trouble".into()));
+        let frame = sender.frame(&[1.0f32], 0, 1);
+        let mut receiver = call(&cfg);
+        let mut out = [0f32];
+        assert!(!receiver.decode(3, &frame, &receiver.expect::<f32>(Some(0), Some(1), 1), &mut out));
+        assert_eq!(receiver.finish(0, None), Err(CollError::PeerFailed { peer: 3 }));
+    }
+
+    #[test]
+    fn bundles_of_pieces_round_trip() {
+        let mut cfg = raw_config();
+        cfg.pipeline_chunk_bytes = 40;
+        let mut c = call(&cfg);
+        let values: Vec<f32> = (0..25).map(|i| i as f32 * 0.5).collect();
+        let bundle = c.frames_of(&values);
+        assert_eq!(bundle.len(), 3 * HEADER_LEN + 100);
+        let mut out = vec![0f32; 25];
+        c.decode_pieces(0, &bundle, &mut out);
+        assert_eq!(out, values);
+        assert!(c.finish(0, None).is_ok());
+        // One value short: the piece layout differs and the bundle is refused.
+        let mut c = call(&cfg);
+        c.decode_pieces(0, &bundle, &mut out[..24]);
+        assert!(c.finish(0, None).is_err());
+    }
+
+    #[test]
+    fn decoding_random_bytes_never_panics() {
+        let cfg = raw_config();
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut c = call(&cfg);
+        let template = c.frame(&[0.25f32; 16], 0, 1);
+        for case in 0..20_000 {
+            let mut bytes = template.clone();
+            match case % 3 {
+                0 => bytes = (0..next() % 120).map(|_| next() as u8).collect(),
+                1 => bytes[next() as usize % template.len()] ^= 1 << (next() % 8),
+                _ => bytes.truncate(next() as usize % template.len()),
+            }
+            let mut out = [0f32; 16];
+            let want = c.expect::<f32>(Some(0), Some(1), 16);
+            c.decode(0, &bytes, &want, &mut out);
+            c.decode_pieces(0, &bytes, &mut out);
+        }
+    }
+}

@@ -1,0 +1,411 @@
+//! The operations: argument checks, algorithm selection, agreement, dispatch.
+
+use mpi::ffi::MPI_Comm;
+use mpi::raw::AsRaw;
+use mpi::topology::{Color, Communicator};
+
+use crate::accuracy::compressions_per_value;
+use crate::alg::ring::{GatherStyle, StepStyle};
+use crate::alg::{alltoall, baseline, doubling, p2p, ring, tree};
+use crate::blocks::Blocks;
+use crate::call::{begin, Call, Setup};
+use crate::transport::{Comm, TAG_BASE};
+use crate::{Algorithm, CollConfig, CollError, CollOp, CollStats, NodeGroups, ReduceOp, Result, Value};
+
+/// A communicator the operations run on.
+pub trait CommHandle: Communicator + AsRaw<Raw = MPI_Comm> {}
+impl<C: Communicator + AsRaw<Raw = MPI_Comm>> CommHandle for C {}
+
+/// Bytes a call may move in one message: MPI counts are C ints (headers need room too).
+const MAX_MESSAGE_BYTES: usize = i32::MAX as usize - (1 << 20);
+
+fn invalid(msg: String) -> Option<CollError> {
+    Some(CollError::InvalidArgument(msg))
+}
+
+/// The first failed check of a list.
+fn first_error(checks: impl IntoIterator<Item = (bool, String)>) -> Option<CollError> {
+    checks.into_iter().find(|(ok, _)| !ok).and_then(|(_, msg)| invalid(msg))
+}
+
+fn root_check(root: usize, p: usize) -> (bool, String) {
+    (root < p, format!("root {root} outside a communicator of {p} ranks"))
+}
+
+fn size_check<T: Value>(values: usize) -> (bool, String) {
+    let ok = values.checked_mul(T::SIZE).is_some_and(|b| b <= MAX_MESSAGE_BYTES);
+    (ok, format!("{values} values exceed what one MPI message can carry"))
+}
+
+/// Starts a call: resolves the algorithm and, unless the caller asked for the plain MPI
+/// baseline, agrees with the other ranks.
+fn start<T: Value>(comm: Comm, mut setup: Setup, input: &[T]) -> Result<(Call, Algorithm)> {
+    let algorithm = setup.algorithm(comm.size);
+    let agree = setup.cfg.algorithm != Algorithm::Mpi;
+    Ok((begin(comm, setup, algorithm, input, agree)?, algorithm))
+}
+
+/// Allreduce; with `send` None, `buf` is the input too (in place).
+pub(crate) fn allreduce<C: CommHandle, T: Value>(
+    comm: &C,
+    send: Option<&[T]>,
+    buf: &mut [T],
+    op: ReduceOp,
+    cfg: &CollConfig,
+) -> Result<CollStats> {
+    let c = Comm::of(comm);
+    let n = buf.len();
+    let local_error = first_error([
+        (send.is_none_or(|s| s.len() == n), format!("send holds {} values, recv {n}", send.map_or(0, <[T]>::len))),
+        size_check::<T>(n),
+    ]);
+    let setup = Setup {
+        op: CollOp::Allreduce,
+        cfg,
+        bytes: n * T::SIZE,
+        count: n as u64,
+        root: None,
+        reduce: Some(op),
+        local_error,
+    };
+    let (mut call, algorithm) = start(c, setup, send.unwrap_or(&*buf))?;
+    if let (Some(s), true) = (send, algorithm.compresses()) {
+        buf.copy_from_slice(s);
+    }
+    let p = c.size;
+    let blocks = Blocks::even(n, p);
+    let k = match algorithm {
+        Algorithm::CColl => {
+            ring::reduce_scatter(&mut call, buf, &blocks, op, StepStyle::Pipelined);
+            ring::allgather(&mut call, buf, &blocks, GatherStyle::SizesFirst, false);
+            compressions_per_value(CollOp::Allreduce, algorithm, p)
+        }
+        Algorithm::Ring => {
+            ring::reduce_scatter(&mut call, buf, &blocks, op, StepStyle::Whole);
+            ring::allgather(&mut call, buf, &blocks, GatherStyle::Bounded, false);
+            compressions_per_value(CollOp::Allreduce, algorithm, p)
+        }
+        Algorithm::CprP2p => {
+            ring::reduce_scatter(&mut call, buf, &blocks, op, StepStyle::Blocking);
+            ring::allgather(&mut call, buf, &blocks, GatherStyle::Recompress, true);
+            compressions_per_value(CollOp::Allreduce, algorithm, p)
+        }
+        Algorithm::RecursiveDoubling => {
+            doubling::allreduce(&mut call, buf, op);
+            compressions_per_value(CollOp::Allreduce, algorithm, p)
+        }
+        Algorithm::Hierarchical => hierarchical(comm, &mut call, buf, op, cfg),
+        Algorithm::Mpi | Algorithm::Auto => {
+            // The library's allreduce on the caller's buffers (a copy only in place).
+            match send {
+                Some(s) => baseline::allreduce(comm, s, buf, op),
+                None => {
+                    let input = buf.to_vec();
+                    baseline::allreduce(comm, &input, buf, op)
+                }
+            }
+            call.count_uncompressed::<T>(n);
+            0
+        }
+    };
+    call.finish(k, Some(op))
+}
+
+/// Reduce inside node groups (library), compressed ring allreduce among the group
+/// leaders (or the library's allreduce below the compression threshold), broadcast
+/// inside the groups (library). Returns the compressions per value.
+fn hierarchical<C: CommHandle, T: Value>(comm: &C, call: &mut Call, buf: &mut [T], op: ReduceOp, cfg: &CollConfig) -> u32 {
+    let rank = comm.rank();
+    let node = match cfg.node_groups {
+        NodeGroups::SharedMemory => comm.split_shared(rank),
+        NodeGroups::Blocks(g) => comm
+            .split_by_color_with_key(Color::with_value(rank / g.max(1) as i32), rank)
+            .expect("a defined color always yields a communicator"),
+    };
+    let is_leader = node.rank() == 0;
+    let leaders = comm.split_by_color_with_key(if is_leader { Color::with_value(0) } else { Color::undefined() }, rank);
+    let groups = call.comm.allgather_u64(u64::from(is_leader)).iter().sum::<u64>() as usize;
+    let compress = buf.len() * T::SIZE >= cfg.min_bytes_to_compress && groups > 1;
+
+    let input = buf.to_vec();
+    baseline::reduce(&node, &input, buf, 0, op);
+    if node.size() > 1 {
+        call.count_uncompressed::<T>(buf.len());
+    }
+    if let Some(leaders) = &leaders {
+        if compress {
+            let whole = std::mem::replace(&mut call.comm, Comm::of(leaders));
+            let blocks = Blocks::even(buf.len(), leaders.size() as usize);
+            ring::reduce_scatter(call, buf, &blocks, op, StepStyle::Pipelined);
+            ring::allgather(call, buf, &blocks, GatherStyle::SizesFirst, false);
+            call.comm = whole;
+        } else {
+            let partial = buf.to_vec();
+            baseline::allreduce(leaders, &partial, buf, op);
+        }
+    }
+    baseline::bcast(&node, buf, 0);
+    if compress {
+        compressions_per_value(CollOp::Allreduce, Algorithm::Hierarchical, groups)
+    } else {
+        0
+    }
+}
+
+/// Reduce-scatter with per-rank result counts.
+pub(crate) fn reduce_scatter<C: CommHandle, T: Value>(
+    comm: &C,
+    send: &[T],
+    recv: &mut [T],
+    counts: &[usize],
+    op: ReduceOp,
+    cfg: &CollConfig,
+) -> Result<CollStats> {
+    let c = Comm::of(comm);
+    let total: usize = counts.iter().sum();
+    let mine = counts.get(c.rank).copied().unwrap_or(0);
+    let local_error = first_error([
+        (counts.len() == c.size, format!("{} counts for {} ranks", counts.len(), c.size)),
+        (send.len() == total, format!("send holds {} values, the counts add up to {total}", send.len())),
+        (recv.len() == mine, format!("recv holds {} values, this rank's count is {mine}", recv.len())),
+        size_check::<T>(total),
+    ]);
+    let setup = Setup {
+        op: CollOp::ReduceScatter,
+        cfg,
+        bytes: total * T::SIZE,
+        count: counts.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &n| (h ^ n as u64).wrapping_mul(0x0100_0000_01b3)),
+        root: None,
+        reduce: Some(op),
+        local_error,
+    };
+    let (mut call, algorithm) = start(c, setup, send)?;
+    let blocks = Blocks::from_counts(counts.iter().copied());
+    match algorithm {
+        Algorithm::CColl | Algorithm::CprP2p => {
+            let style = if algorithm == Algorithm::CColl { StepStyle::Pipelined } else { StepStyle::Blocking };
+            let mut work = send.to_vec();
+            ring::reduce_scatter(&mut call, &mut work, &blocks, op, style);
+            recv.copy_from_slice(&work[blocks.range(c.rank)]);
+        }
+        _ => {
+            baseline::reduce_scatter(comm, send, recv, counts, op);
+            call.count_uncompressed::<T>(total);
+        }
+    }
+    call.finish(compressions_per_value(CollOp::ReduceScatter, algorithm, c.size), Some(op))
+}
+
+/// Reduce to `root`; `recv` (as long as `send`) is written at the root only.
+pub(crate) fn reduce<C: CommHandle, T: Value>(
+    comm: &C,
+    send: &[T],
+    recv: &mut [T],
+    root: usize,
+    op: ReduceOp,
+    cfg: &CollConfig,
+) -> Result<CollStats> {
+    let c = Comm::of(comm);
+    let n = send.len();
+    let local_error = first_error([
+        root_check(root, c.size),
+        (c.rank != root || recv.len() == n, format!("root's recv holds {} values, send {n}", recv.len())),
+        size_check::<T>(n),
+    ]);
+    let setup = Setup { op: CollOp::Reduce, cfg, bytes: n * T::SIZE, count: n as u64, root: Some(root), reduce: Some(op), local_error };
+    let (mut call, algorithm) = start(c, setup, send)?;
+    match algorithm {
+        Algorithm::CColl | Algorithm::CprP2p => {
+            let compressed_once = algorithm == Algorithm::CColl;
+            let style = if compressed_once { StepStyle::Pipelined } else { StepStyle::Blocking };
+            let blocks = Blocks::even(n, c.size);
+            let mut work = send.to_vec();
+            ring::reduce_scatter(&mut call, &mut work, &blocks, op, style);
+            tree::gather(&mut call, &work[blocks.range(c.rank)], recv, &blocks, root, !compressed_once);
+        }
+        _ => {
+            baseline::reduce(comm, send, recv, root, op);
+            call.count_uncompressed::<T>(n);
+        }
+    }
+    call.finish(compressions_per_value(CollOp::Reduce, algorithm, c.size), Some(op))
+}
+
+/// Broadcast of `buf` from `root`.
+pub(crate) fn bcast<C: CommHandle, T: Value>(comm: &C, buf: &mut [T], root: usize, cfg: &CollConfig) -> Result<CollStats> {
+    let c = Comm::of(comm);
+    let n = buf.len();
+    let local_error = first_error([root_check(root, c.size), size_check::<T>(n)]);
+    let setup = Setup { op: CollOp::Bcast, cfg, bytes: n * T::SIZE, count: n as u64, root: Some(root), reduce: None, local_error };
+    let input: &[T] = if c.rank == root { &*buf } else { &[] };
+    let (mut call, algorithm) = start(c, setup, input)?;
+    match algorithm {
+        Algorithm::CColl | Algorithm::CprP2p => tree::bcast(&mut call, buf, root, algorithm == Algorithm::CprP2p),
+        _ => {
+            baseline::bcast(comm, buf, root);
+            if c.rank == root {
+                call.count_uncompressed::<T>(n);
+            }
+        }
+    }
+    call.finish(compressions_per_value(CollOp::Bcast, algorithm, c.size), None)
+}
+
+/// `count` values for each of `p` ranks.
+fn uniform(count: usize, p: usize) -> Blocks {
+    Blocks::from_counts(std::iter::repeat_n(count, p))
+}
+
+/// Scatter from `root`: `send` (p blocks of `recv.len()`) is read at the root only.
+pub(crate) fn scatter<C: CommHandle, T: Value>(comm: &C, send: &[T], recv: &mut [T], root: usize, cfg: &CollConfig) -> Result<CollStats> {
+    let c = Comm::of(comm);
+    let n = recv.len();
+    let local_error = first_error([
+        root_check(root, c.size),
+        (c.rank != root || send.len() == n * c.size, format!("root's send holds {} values, not {} x {n}", send.len(), c.size)),
+        size_check::<T>(n * c.size),
+    ]);
+    let setup = Setup { op: CollOp::Scatter, cfg, bytes: n * T::SIZE, count: n as u64, root: Some(root), reduce: None, local_error };
+    let input: &[T] = if c.rank == root { send } else { &[] };
+    let (mut call, algorithm) = start(c, setup, input)?;
+    match algorithm {
+        Algorithm::CColl | Algorithm::CprP2p => {
+            tree::scatter(&mut call, send, recv, &uniform(n, c.size), root, algorithm == Algorithm::CprP2p)
+        }
+        _ => {
+            baseline::scatter(comm, send, recv, root);
+            if c.rank == root {
+                call.count_uncompressed::<T>(n * (c.size - 1));
+            }
+        }
+    }
+    call.finish(compressions_per_value(CollOp::Scatter, algorithm, c.size), None)
+}
+
+/// Gather to `root`: `recv` (p blocks of `send.len()`) is written at the root only.
+pub(crate) fn gather<C: CommHandle, T: Value>(comm: &C, send: &[T], recv: &mut [T], root: usize, cfg: &CollConfig) -> Result<CollStats> {
+    let c = Comm::of(comm);
+    let n = send.len();
+    let local_error = first_error([
+        root_check(root, c.size),
+        (c.rank != root || recv.len() == n * c.size, format!("root's recv holds {} values, not {} x {n}", recv.len(), c.size)),
+        size_check::<T>(n * c.size),
+    ]);
+    let setup = Setup { op: CollOp::Gather, cfg, bytes: n * T::SIZE, count: n as u64, root: Some(root), reduce: None, local_error };
+    let (mut call, algorithm) = start(c, setup, send)?;
+    match algorithm {
+        Algorithm::CColl | Algorithm::CprP2p => {
+            tree::gather(&mut call, send, recv, &uniform(n, c.size), root, algorithm == Algorithm::CprP2p)
+        }
+        _ => {
+            baseline::gather(comm, send, recv, root);
+            if c.rank != root {
+                call.count_uncompressed::<T>(n);
+            }
+        }
+    }
+    call.finish(compressions_per_value(CollOp::Gather, algorithm, c.size), None)
+}
+
+/// Allgather; with `send` None, `buf` holds this rank's block at its place (in place).
+pub(crate) fn allgather<C: CommHandle, T: Value>(comm: &C, send: Option<&[T]>, buf: &mut [T], cfg: &CollConfig) -> Result<CollStats> {
+    let c = Comm::of(comm);
+    let n = send.map_or(buf.len() / c.size, <[T]>::len);
+    let local_error = first_error([
+        (buf.len() == n * c.size, format!("recv holds {} values, not {} x {n}", buf.len(), c.size)),
+        size_check::<T>(n * c.size),
+    ]);
+    let setup = Setup { op: CollOp::Allgather, cfg, bytes: n * T::SIZE, count: n as u64, root: None, reduce: None, local_error };
+    let blocks = uniform(n, c.size);
+    let own = if buf.len() == n * c.size { blocks.range(c.rank) } else { 0..0 };
+    let (mut call, algorithm) = start(c, setup, send.unwrap_or(&buf[own.clone()]))?;
+    if let (Some(s), true) = (send, algorithm.compresses()) {
+        buf[own.clone()].copy_from_slice(s);
+    }
+    match algorithm {
+        Algorithm::CColl => ring::allgather(&mut call, buf, &blocks, GatherStyle::SizesFirst, true),
+        Algorithm::CprP2p => ring::allgather(&mut call, buf, &blocks, GatherStyle::Recompress, true),
+        _ => {
+            match send {
+                Some(s) => baseline::allgather(comm, s, buf),
+                None => {
+                    let mine = buf[own].to_vec();
+                    baseline::allgather(comm, &mine, buf)
+                }
+            }
+            call.count_uncompressed::<T>(n);
+        }
+    }
+    call.finish(compressions_per_value(CollOp::Allgather, algorithm, c.size), None)
+}
+
+/// Alltoall of `p` blocks each way.
+pub(crate) fn alltoall<C: CommHandle, T: Value>(comm: &C, send: &[T], recv: &mut [T], cfg: &CollConfig) -> Result<CollStats> {
+    let c = Comm::of(comm);
+    let n = send.len() / c.size;
+    let local_error = first_error([
+        (send.len() == n * c.size, format!("send holds {} values, not a multiple of {} ranks", send.len(), c.size)),
+        (recv.len() == send.len(), format!("recv holds {} values, send {}", recv.len(), send.len())),
+        size_check::<T>(send.len()),
+    ]);
+    let setup = Setup { op: CollOp::Alltoall, cfg, bytes: n * T::SIZE, count: n as u64, root: None, reduce: None, local_error };
+    let (mut call, algorithm) = start(c, setup, send)?;
+    match algorithm {
+        Algorithm::CColl | Algorithm::CprP2p => {
+            alltoall::alltoall(&mut call, send, recv, &uniform(n, c.size), algorithm == Algorithm::CprP2p)
+        }
+        _ => {
+            baseline::alltoall(comm, send, recv);
+            call.count_uncompressed::<T>(n * (c.size - 1));
+        }
+    }
+    call.finish(compressions_per_value(CollOp::Alltoall, algorithm, c.size), None)
+}
+
+fn p2p_setup<'a, T: Value>(c: Comm, peer: usize, tag: i32, n: usize, cfg: &'a CollConfig) -> Setup<'a> {
+    let local_error = first_error([
+        (peer < c.size && peer != c.rank, format!("peer {peer} is not another rank of {} ranks", c.size)),
+        (cfg.algorithm == Algorithm::Mpi || (0..TAG_BASE).contains(&tag), format!("tag {tag} outside 0..{TAG_BASE}")),
+        size_check::<T>(n),
+    ]);
+    Setup { op: CollOp::P2p, cfg, bytes: n * T::SIZE, count: n as u64, root: None, reduce: None, local_error }
+}
+
+/// Point-to-point send (pipelined with `c-coll`).
+pub(crate) fn send<C: CommHandle, T: Value>(comm: &C, dest: usize, data: &[T], tag: i32, cfg: &CollConfig) -> Result<CollStats> {
+    let c = Comm::of(comm);
+    let mut setup = p2p_setup::<T>(c, dest, tag, data.len(), cfg);
+    let algorithm = setup.algorithm(c.size);
+    let mut call = begin(c, setup, algorithm, data, false)?;
+    match algorithm {
+        Algorithm::CColl => {
+            let chunk = call.chunk_values::<T>(data.len());
+            p2p::send(&mut call, dest, tag, data, chunk);
+        }
+        Algorithm::CprP2p => p2p::send(&mut call, dest, tag, data, data.len().max(1)),
+        _ => {
+            baseline::send(comm, dest, data, tag);
+            call.count_uncompressed::<T>(data.len());
+        }
+    }
+    call.finish(compressions_per_value(CollOp::P2p, algorithm, c.size), None)
+}
+
+/// Point-to-point receive of exactly `buf.len()` values.
+pub(crate) fn recv<C: CommHandle, T: Value>(comm: &C, src: usize, buf: &mut [T], tag: i32, cfg: &CollConfig) -> Result<CollStats> {
+    let c = Comm::of(comm);
+    let mut setup = p2p_setup::<T>(c, src, tag, buf.len(), cfg);
+    let algorithm = setup.algorithm(c.size);
+    let mut call = begin(c, setup, algorithm, &[] as &[T], false)?;
+    match algorithm {
+        Algorithm::CColl | Algorithm::CprP2p => p2p::recv(&mut call, src, tag, buf),
+        _ => {
+            let got = baseline::recv(comm, src, buf, tag);
+            if got != buf.len() {
+                let (a, b) = (buf.len() as u64, got as u64);
+                call.fail(CollError::Mismatch { field: "count", local: a, min: a.min(b), max: a.max(b) });
+            }
+        }
+    }
+    call.finish(compressions_per_value(CollOp::P2p, algorithm, c.size), None)
+}

@@ -1,0 +1,80 @@
+//! Rows of `ccoll-bench --format csv`:
+//! `op,algo,codec,ranks,bytes,lat_avg_us,lat_min_us,lat_max_us,comp_ratio,max_abs_err,bound,bound_ok`.
+
+/// The header line ccoll-bench prints.
+pub const HEADER: &str = "op,algo,codec,ranks,bytes,lat_avg_us,lat_min_us,lat_max_us,comp_ratio,max_abs_err,bound,bound_ok";
+
+/// One measurement.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    pub op: String,
+    pub algo: String,
+    pub codec: String,
+    pub ranks: usize,
+    pub bytes: u64,
+    pub lat_avg_us: f64,
+    pub lat_min_us: f64,
+    pub lat_max_us: f64,
+    pub comp_ratio: f64,
+    pub max_abs_err: f64,
+    pub bound: f64,
+    pub bound_ok: bool,
+}
+
+impl Row {
+    /// Parses one data line; `None` for the header, blank lines and anything else.
+    pub fn parse(line: &str) -> Option<Row> {
+        let f: Vec<&str> = line.trim().split(',').map(str::trim).collect();
+        if f.len() != 12 || f[0] == "op" {
+            return None;
+        }
+        let num = |i: usize| f[i].parse::<f64>().ok();
+        Some(Row {
+            op: f[0].to_string(),
+            algo: f[1].to_string(),
+            codec: f[2].to_string(),
+            ranks: f[3].parse().ok()?,
+            bytes: f[4].parse().ok()?,
+            lat_avg_us: num(5)?,
+            lat_min_us: num(6)?,
+            lat_max_us: num(7)?,
+            // Uncompressed algorithms may leave ratio, error or bound empty or "-".
+            comp_ratio: num(8).unwrap_or(1.0),
+            max_abs_err: num(9).unwrap_or(0.0),
+            bound: num(10).unwrap_or(0.0),
+            bound_ok: matches!(f[11], "1" | "true" | "yes" | "ok"),
+        })
+    }
+
+    /// The row as a CSV line in [`HEADER`] order.
+    pub fn to_csv(&self) -> String {
+        format!(
+            "{},{},{},{},{},{:.1},{:.1},{:.1},{:.4},{:.6e},{:.6e},{}",
+            self.op, self.algo, self.codec, self.ranks, self.bytes, self.lat_avg_us, self.lat_min_us, self.lat_max_us, self.comp_ratio, self.max_abs_err, self.bound, self.bound_ok
+        )
+    }
+}
+
+/// Every data row in `text`.
+pub fn parse_all(text: &str) -> Vec<Row> {
+    text.lines().filter_map(Row::parse).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_parse_and_round_trip() {
+        let text = format!("{HEADER}\nallreduce,c-coll,szx-rel=1e-3,4,67108864,250000.5,240000.0,260000.0,12.5,1.2e-3,1.3e-3,true\nnoise\n");
+        let rows = parse_all(&text);
+        assert_eq!(rows.len(), 1);
+        let r = &rows[0];
+        assert_eq!((r.op.as_str(), r.algo.as_str(), r.ranks, r.bytes), ("allreduce", "c-coll", 4, 64 << 20));
+        assert!(r.bound_ok && r.comp_ratio == 12.5 && r.lat_avg_us == 250000.5);
+        assert_eq!(Row::parse(&r.to_csv()).unwrap(), *r);
+        let plain = Row::parse("bcast,mpi,none,4,16,10.0,9.0,11.0,-,-,-,true").unwrap();
+        assert_eq!((plain.comp_ratio, plain.bound), (1.0, 0.0));
+        assert!(Row::parse("bcast,mpi,none,x,16,10.0,9.0,11.0,1,0,0,true").is_none());
+    }
+}

@@ -1,0 +1,254 @@
+//! `cargo xtask demo`: the README's main job. Builds ccoll-bench, brings up the
+//! emulated cluster, measures plain MPI against the compressed algorithms for each
+//! operation and size, prints a progress line per measurement and the result table,
+//! writes the CSV, the table and a latency plot, and tears the cluster down.
+
+use crate::bench_csv::{self, Row};
+use crate::cluster::Cluster;
+use crate::units::{fmt_size, parse_size};
+use crate::{plot, signals, workspace, Shape};
+use clap::Args;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+#[derive(Args)]
+pub struct DemoArgs {
+    #[command(flatten)]
+    shape: Shape,
+    /// Operations to measure.
+    #[arg(long, value_delimiter = ',', default_value = "allreduce,bcast,scatter,allgather,alltoall")]
+    ops: Vec<String>,
+    /// Algorithms (the first is the baseline of the speedup column).
+    #[arg(long, default_value = "mpi,cpr-p2p,c-coll")]
+    algos: String,
+    /// Message sizes.
+    #[arg(long, value_delimiter = ',', value_parser = parse_size, default_value = "16M,32M,64M,128M,256M")]
+    sizes: Vec<u64>,
+    #[arg(long, default_value = "szx-rel=1e-3")]
+    codec: String,
+    #[arg(long, default_value = "rtm")]
+    dataset: String,
+    #[arg(long, default_value_t = 3)]
+    iters: u32,
+    #[arg(long, default_value_t = 1)]
+    warmup: u32,
+    /// Where the CSV, table and plot go.
+    #[arg(long, default_value = "out/demo")]
+    out: PathBuf,
+    /// Wall-clock limit of each ccoll-bench run, seconds.
+    #[arg(long, default_value_t = 600)]
+    timeout: u64,
+    /// A ccoll-bench binary to use instead of building one.
+    #[arg(long)]
+    program: Option<PathBuf>,
+}
+
+/// One ccoll-bench invocation's resource use.
+struct RunCost {
+    op: String,
+    size: u64,
+    wall_s: f64,
+    cpu_s: f64,
+}
+
+pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
+    let program = match &a.program {
+        Some(p) => p.clone(),
+        None => {
+            println!("building ccoll-bench (release)");
+            workspace::build_release_bin("collectives", "ccoll-bench")?
+        }
+    };
+    let out = if a.out.is_absolute() { a.out.clone() } else { workspace::root().join(&a.out) };
+    std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let load_before = load_average();
+    let (topo, link) = a.shape.topology();
+    let cluster = Cluster::up(topo, link)?;
+    println!("cluster up: {}", cluster.describe());
+    let probe = cluster.probe(64 << 20)?;
+    println!("link probe: rtt {:.1} us, {:.1} MB/s payload", probe.rtt.as_secs_f64() * 1e6, probe.bytes_per_s / 1e6);
+
+    let n_algos = a.algos.split(',').count();
+    let total = a.ops.len() * a.sizes.len() * n_algos;
+    let mut rows: Vec<Row> = Vec::new();
+    let mut costs = Vec::new();
+    let mut failures = Vec::new();
+    let csv_path = out.join("results.csv");
+    let mut csv = format!("{}\n", bench_csv::HEADER);
+    'ops: for op in &a.ops {
+        for &size in &a.sizes {
+            if signals::interrupted() {
+                break 'ops;
+            }
+            let args: Vec<String> = [
+                "--op", op, "--algo", &a.algos, "--codec", &a.codec, "--sizes", &fmt_size(size), "--iters", &a.iters.to_string(),
+                "--warmup", &a.warmup.to_string(), "--dataset", &a.dataset, "--check", "--format", "csv",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+            let cpu0 = children_cpu_s();
+            let t0 = Instant::now();
+            let status = cluster.run_mpi(&program, &args, Duration::from_secs(a.timeout), |line| {
+                if let Some(r) = Row::parse(line) {
+                    rows.push(r.clone());
+                    println!("{}", progress(rows.len(), total, &r, &rows));
+                    csv.push_str(&r.to_csv());
+                    csv.push('\n');
+                } else if !line.starts_with("op,") && !line.trim().is_empty() {
+                    println!("    {line}");
+                }
+            })?;
+            costs.push(RunCost { op: op.clone(), size, wall_s: t0.elapsed().as_secs_f64(), cpu_s: children_cpu_s() - cpu0 });
+            if !status.success() {
+                let why = format!("{op} {}: ccoll-bench exited with {status}", fmt_size(size));
+                println!("    FAILED: {why}");
+                failures.push(why);
+            }
+            std::fs::write(&csv_path, &csv).map_err(|e| e.to_string())?;
+        }
+    }
+    let description = cluster.describe();
+    drop(cluster);
+    println!("cluster down");
+
+    let baseline = a.algos.split(',').next().unwrap_or("mpi");
+    let mut report = String::new();
+    let _ = writeln!(
+        report,
+        "cluster: {description}\nlink probe: rtt {:.1} us, {:.1} MB/s payload\nmachine load average (1 min) before: {load_before}, after: {}\n",
+        probe.rtt.as_secs_f64() * 1e6,
+        probe.bytes_per_s / 1e6,
+        load_average()
+    );
+    report.push_str(&table(&rows, baseline));
+    report.push('\n');
+    report.push_str(&cpu_table(&costs));
+    report.push('\n');
+    report.push_str(&goals(&rows));
+    println!("\n{report}");
+    std::fs::write(out.join("table.md"), &report).map_err(|e| e.to_string())?;
+    let title = format!("{} on {description}", a.dataset);
+    let png = out.join("latency.png");
+    match plot::latency_plot(&png, &title, &a.ops, &rows)? {
+        plot::Labels::Drawn => println!("plot: {}", png.display()),
+        plot::Labels::NoFont => println!("plot: {} (no text: install fonts-dejavu-core for labels)", png.display()),
+    }
+    println!("csv: {}", csv_path.display());
+    let efficiency = probe.bytes_per_s * 8.0 / a.shape.link as f64;
+    match model_report(&csv_path, &a.shape, efficiency) {
+        Ok(text) => {
+            println!("\n{text}");
+            std::fs::write(out.join("model.md"), text).map_err(|e| e.to_string())?;
+        }
+        Err(e) => failures.push(format!("cost model: {e}")),
+    }
+    if failures.is_empty() && rows.len() == total {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        println!("incomplete: {} of {total} measurements; {}", rows.len(), failures.join("; "));
+        Ok(ExitCode::FAILURE)
+    }
+}
+
+/// `xtask model` (release build) validated against this run's CSV, with the link's
+/// measured payload efficiency.
+fn model_report(csv: &std::path::Path, shape: &Shape, efficiency: f64) -> Result<String, String> {
+    let exe = workspace::build_release_bin("xtask", "xtask")?;
+    let out = std::process::Command::new(&exe)
+        .arg("model")
+        .arg("--csv")
+        .arg(csv)
+        .args(["--link", &shape.link.to_string(), "--latency", &format!("{}us", shape.latency.as_micros()), "--efficiency", &format!("{efficiency:.4}")])
+        .output()
+        .map_err(|e| format!("{}: {e}", exe.display()))?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    if text.trim().is_empty() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    // A non-zero exit only says some point is off by more than 25%: keep the report.
+    Ok(text)
+}
+
+/// The 1-minute load average: other work on the machine skews every timing.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg").ok().and_then(|l| l.split_whitespace().next().map(str::to_string)).unwrap_or_else(|| "?".into())
+}
+
+/// CPU seconds (user + system) of all waited-for children so far: ranks, daemons and
+/// the launcher all descend from this process.
+fn children_cpu_s() -> f64 {
+    // SAFETY: getrusage fills the zeroed struct we pass.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+fn progress(k: usize, total: usize, r: &Row, rows: &[Row]) -> String {
+    let base = rows.iter().find(|b| b.op == r.op && b.bytes == r.bytes && b.algo == "mpi");
+    let speedup = base.map_or(String::new(), |b| format!("  x{:.2} vs mpi", b.lat_avg_us / r.lat_avg_us));
+    format!(
+        "[{k:>3}/{total}] {:<10} {:<8} {:>5}: {:>9.1} ms{speedup}  ratio {:.2}  err {:.2e}  {}",
+        r.op,
+        r.algo,
+        fmt_size(r.bytes),
+        r.lat_avg_us / 1e3,
+        r.comp_ratio,
+        r.max_abs_err,
+        if r.bound_ok { "ok" } else { "BOUND EXCEEDED" }
+    )
+}
+
+/// The markdown result table: one line per (op, size, algorithm).
+pub fn table(rows: &[Row], baseline: &str) -> String {
+    let mut s = String::from("| op | size | algorithm | latency (ms) | speedup vs ");
+    let _ = writeln!(s, "{baseline} | ratio | max abs err | bound | within bound |\n|---|---|---|---|---|---|---|---|---|");
+    for r in rows {
+        let base = rows.iter().find(|b| b.op == r.op && b.bytes == r.bytes && b.algo == baseline);
+        let speedup = base.map_or("-".to_string(), |b| format!("{:.2}", b.lat_avg_us / r.lat_avg_us));
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {:.1} | {speedup} | {:.2} | {:.2e} | {:.2e} | {} |",
+            r.op,
+            fmt_size(r.bytes),
+            r.algo,
+            r.lat_avg_us / 1e3,
+            r.comp_ratio,
+            r.max_abs_err,
+            r.bound,
+            if r.bound_ok { "yes" } else { "NO" }
+        );
+    }
+    s
+}
+
+fn cpu_table(costs: &[RunCost]) -> String {
+    let mut s = String::from("CPU use per ccoll-bench run (all ranks; data generation and check included):\n\n| op | size | wall (s) | CPU (s) | cores busy |\n|---|---|---|---|---|\n");
+    for c in costs {
+        let _ = writeln!(s, "| {} | {} | {:.1} | {:.1} | {:.2} |", c.op, fmt_size(c.size), c.wall_s, c.cpu_s, c.cpu_s / c.wall_s.max(1e-9));
+    }
+    s
+}
+
+/// The goals at 64 MiB, each with how far it is met or missed.
+pub fn goals(rows: &[Row]) -> String {
+    let at = |op: &str, algo: &str| rows.iter().find(|r| r.op == op && r.algo == algo && r.bytes == 64 << 20).map(|r| r.lat_avg_us);
+    let mut s = String::from("Goals at 64M:\n");
+    for (op, vs, want) in [("allreduce", "mpi", 2.0), ("allreduce", "cpr-p2p", 1.5), ("bcast", "mpi", 3.0), ("alltoall", "mpi", 2.0)] {
+        let line = match (at(op, "c-coll"), at(op, vs)) {
+            (Some(c), Some(b)) => {
+                let got = b / c;
+                let verdict = if got >= want { "met".to_string() } else { format!("MISSED by {:.0}%", (1.0 - got / want) * 100.0) };
+                format!("- C-{op} vs {vs}: {got:.2}x (goal {want}x): {verdict}\n")
+            }
+            _ => format!("- C-{op} vs {vs}: not measured\n"),
+        };
+        s.push_str(&line);
+    }
+    let bad = rows.iter().filter(|r| !r.bound_ok).count();
+    let _ = writeln!(s, "- results within their stated bound: {} of {}", rows.len() - bad, rows.len());
+    s
+}

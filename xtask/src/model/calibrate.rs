@@ -1,0 +1,126 @@
+//! Calibration: the codec's single-core compression and decompression throughput and
+//! ratio, and the element-wise reduction throughput, measured in this process.
+
+use super::formulas::Params;
+use codec_host::{Codec, CpuExecutor, Shape};
+use std::time::Instant;
+
+/// Calibrated machine constants.
+#[derive(Clone, Copy, Debug)]
+pub struct Calibration {
+    pub comp_bytes_per_s: f64,
+    pub decomp_bytes_per_s: f64,
+    pub reduce_bytes_per_s: f64,
+    pub ratio: f64,
+    pub measured: bool,
+}
+
+/// Values of the calibration field: 64 MiB of f32.
+const VALUES: usize = 16 << 20;
+const REPEATS: usize = 3;
+
+impl Calibration {
+    /// Given codec figures; the reduction is still measured.
+    pub fn given(comp: f64, decomp: f64, ratio: f64) -> Calibration {
+        Calibration { comp_bytes_per_s: comp, decomp_bytes_per_s: decomp, reduce_bytes_per_s: reduce_throughput(), ratio, measured: false }
+    }
+
+    /// Measures `codec` on `dataset` with one thread (best of three).
+    pub fn measure(dataset: &str, codec: &str) -> Result<Calibration, String> {
+        let codec = parse_codec(codec)?;
+        let spec = datasets::parse_spec(dataset).map_err(|e| e.to_string())?;
+        let data = spec.load_len(VALUES, datasets::DEFAULT_SEED).map_err(|e| e.to_string())?.values.to_f32();
+        let exec = CpuExecutor::new(1).map_err(|e| e.to_string())?;
+        let shape = Shape::from_dims(&[data.len()]).map_err(|e| e.to_string())?;
+        let mut stream = Vec::new();
+        let comp = best_of(|| {
+            stream = codec.compress_with(&data, shape, &exec).map_err(|e| e.to_string())?;
+            Ok(())
+        })?;
+        let mut out = vec![0f32; data.len()];
+        let decomp = best_of(|| codec_host::decompress_into_with(&stream, &mut out, &exec).map(drop).map_err(|e| e.to_string()))?;
+        let bytes = (data.len() * 4) as f64;
+        Ok(Calibration {
+            comp_bytes_per_s: bytes / comp,
+            decomp_bytes_per_s: bytes / decomp,
+            reduce_bytes_per_s: reduce_throughput(),
+            ratio: bytes / stream.len() as f64,
+            measured: true,
+        })
+    }
+
+    /// The codec and reduction terms of the model (the rest is filled in by the caller).
+    pub fn params(&self) -> Params {
+        Params {
+            ranks: 1,
+            link_bytes_per_s: 1.0,
+            alpha_s: 0.0,
+            comp_bytes_per_s: self.comp_bytes_per_s,
+            decomp_bytes_per_s: self.decomp_bytes_per_s,
+            reduce_bytes_per_s: self.reduce_bytes_per_s,
+            ratio: self.ratio,
+            host_cores: 1.0,
+            ranks_per_host: 1,
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        format!(
+            "calibration ({}): compress {:.0} MB/s, decompress {:.0} MB/s, ratio {:.2}, reduce {:.0} MB/s (one core)",
+            if self.measured { "measured" } else { "given" },
+            self.comp_bytes_per_s / 1e6,
+            self.decomp_bytes_per_s / 1e6,
+            self.ratio,
+            self.reduce_bytes_per_s / 1e6
+        )
+    }
+}
+
+/// `szx-rel=R` or `szx=E`, the codec strings ccoll-bench takes for SZx.
+fn parse_codec(s: &str) -> Result<Codec, String> {
+    let (name, value) = s.split_once('=').ok_or_else(|| format!("codec {s:?}: expected szx-rel=R or szx=E"))?;
+    let v: f64 = value.parse().map_err(|_| format!("codec {s:?}: bad number"))?;
+    match name {
+        "szx-rel" => Ok(Codec::SzxRelative { rel_error: v }),
+        "szx" => Ok(Codec::Szx { abs_error: v }),
+        _ => Err(format!("codec {s:?}: the model calibrates SZx only")),
+    }
+}
+
+/// Seconds of the fastest of three runs.
+fn best_of(mut f: impl FnMut() -> Result<(), String>) -> Result<f64, String> {
+    let mut best = f64::INFINITY;
+    for _ in 0..REPEATS {
+        let t = Instant::now();
+        f()?;
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    Ok(best)
+}
+
+/// Bytes of one operand per second of `a[i] += b[i]` over 64 MiB of f32.
+fn reduce_throughput() -> f64 {
+    let mut a = vec![1.0f32; VALUES];
+    let b = vec![0.5f32; VALUES];
+    let secs = best_of(|| {
+        a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
+        std::hint::black_box(&a);
+        Ok(())
+    })
+    .expect("infallible");
+    (VALUES * 4) as f64 / secs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codec_strings_parse() {
+        assert_eq!(parse_codec("szx-rel=1e-3"), Ok(Codec::SzxRelative { rel_error: 1e-3 }));
+        assert_eq!(parse_codec("szx=0.5"), Ok(Codec::Szx { abs_error: 0.5 }));
+        for bad in ["szx", "szx-rel=x", "zfp-rate=8"] {
+            assert!(parse_codec(bad).is_err(), "{bad}");
+        }
+    }
+}
