@@ -4,8 +4,11 @@
 //!
 //! `cargo bench -p codec-host --bench zfp_throughput` prints the table; set
 //! `ZFP_BENCH_QUICK=1` (or pass `--quick`) for a 64^3 smoke run. MB/s are 10^6 bytes of
-//! uncompressed data per second, the best of several repetitions. Every stream is
-//! checked against the C library's (padded to 64-bit words) before it is timed.
+//! uncompressed data per second, the best of several repetitions, which are interleaved
+//! across the implementations. Single-thread figures use the calling thread's CPU time,
+//! so that other load on a shared machine does not count against whoever ran then;
+//! all-thread figures and the all/1 ratio use wall time. Every stream is checked
+//! against the C library's (padded to 64-bit words) before anything is timed.
 
 use std::time::{Duration, Instant};
 
@@ -152,55 +155,42 @@ mod zfp_rs_ref {
     }
 }
 
-/// splitmix64 and Box-Muller: the seeded Gaussian noise of smooth3d.
-struct Noise(u64);
-
-impl Noise {
-    fn unit(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+/// CPU time of the calling thread (Linux `CLOCK_THREAD_CPUTIME_ID`).
+fn thread_cpu_time() -> Duration {
+    #[repr(C)]
+    struct Timespec {
+        sec: i64,
+        nsec: i64,
     }
-    fn gauss(&mut self) -> f64 {
-        let u = self.unit().max(1e-300);
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * self.unit()).cos()
+    extern "C" {
+        fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
     }
+    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+    let mut ts = Timespec { sec: 0, nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec, which `ts` is.
+    let rc = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime");
+    Duration::new(ts.sec as u64, ts.nsec as u32)
 }
 
-/// smooth3d (reference-figures.md): n^3 f32, x fastest, t = linspace(0, 1, n) per axis,
-/// 0.45 sin(2π(x + 0.5y)) + 0.30 cos(2π(2y − z)) + 0.15 sin(6π(x + y + z))
-/// + 0.05 sin(14πx) cos(10πz) in f32, plus N(0, 1e-3) noise (seed 42).
-fn smooth3d(n: usize) -> Vec<f32> {
-    let pi = std::f32::consts::PI;
-    let t: Vec<f32> = (0..n).map(|i| i as f32 / (n - 1) as f32).collect();
-    let mut noise = Noise(42);
-    let mut v = Vec::with_capacity(n * n * n);
-    for &z in &t {
-        for &y in &t {
-            for &x in &t {
-                let s = 0.45 * (2.0 * pi * (x + 0.5 * y)).sin()
-                    + 0.30 * (2.0 * pi * (2.0 * y - z)).cos()
-                    + 0.15 * (6.0 * pi * (x + y + z)).sin()
-                    + 0.05 * (14.0 * pi * x).sin() * (10.0 * pi * z).cos();
-                v.push(s + (1e-3 * noise.gauss()) as f32);
-            }
-        }
-    }
-    v
+/// Best (CPU, wall) times seen for one implementation and operation.
+#[derive(Clone, Copy)]
+struct Best {
+    cpu: Duration,
+    wall: Duration,
 }
 
-/// Best time of `reps` runs of `f`.
-fn best<R>(reps: usize, mut f: impl FnMut() -> R) -> Duration {
-    (0..reps)
-        .map(|_| {
-            let t = Instant::now();
-            std::hint::black_box(f());
-            t.elapsed()
-        })
-        .min()
-        .unwrap_or_default()
+impl Best {
+    const NONE: Best = Best { cpu: Duration::MAX, wall: Duration::MAX };
+
+    /// Runs `f` once and keeps the better times.
+    fn run<R>(&mut self, f: impl FnOnce() -> R) {
+        let (c0, w0) = (thread_cpu_time(), Instant::now());
+        std::hint::black_box(f());
+        let (c, w) = (thread_cpu_time() - c0, w0.elapsed());
+        self.cpu = self.cpu.min(c);
+        self.wall = self.wall.min(w);
+    }
 }
 
 fn mbs(bytes: usize, t: Duration) -> f64 {
@@ -209,19 +199,23 @@ fn mbs(bytes: usize, t: Duration) -> f64 {
 
 fn main() {
     let quick = std::env::var_os("ZFP_BENCH_QUICK").is_some() || std::env::args().any(|a| a == "--quick");
-    let (n, reps) = if quick { (64, 1) } else { (256, 3) };
-    let data = smooth3d(n);
+    let (n, reps) = if quick { (64, 1) } else { (256, 5) };
+    let data = if quick { datasets::smooth3d_field(n, 1e-3, datasets::generate::DEFAULT_SEED) } else { datasets::smooth3d() };
     let bytes = data.len() * 4;
     let one = CpuExecutor::new(1).unwrap();
     let all = CpuExecutor::new(0).unwrap();
     println!(
-        "smooth3d {n}^3 f32 ({:.1} MiB); ours: 1 thread and {} threads; C: Debian libzfp 1.0 serial; zfp-rs 1.0.1 serial; best of {reps}; MB/s of uncompressed data",
+        "smooth3d {n}^3 f32 ({:.1} MiB, datasets::smooth3d); ours: 1 thread and {} threads; C: Debian libzfp 1.0 serial; \
+         zfp-rs 1.0.1 serial; best of {reps} interleaved runs; MB/s of uncompressed data (1T columns per thread-CPU second, \
+         {}T and {}T/1T by wall clock)",
         bytes as f64 / (1 << 20) as f64,
+        all.threads(),
+        all.threads(),
         all.threads()
     );
     println!(
-        "| data | mode | op | ours 1T | ours {}T | C lib | zfp-rs | ours1T/C | ours1T/zfp-rs | allT/1T | ratio | max abs err |",
-        all.threads()
+        "| data | mode | op | ours 1T | ours {t}T | C lib | zfp-rs | ours1T/C | ours1T/zfp-rs | {t}T/1T | ratio | max abs err |",
+        t = all.threads()
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     let modes: [(&str, Option<f64>, Option<f64>); 6] = [
@@ -249,24 +243,29 @@ fn main() {
             let rs_note = if rs[..] == ours[..] { "" } else { " (zfp-rs stream differs)" };
             let mut out = vec![0f32; data.len()];
             codec_host::decompress_into_with(&ours, &mut out, &one).unwrap();
-            let err = data.iter().zip(&out).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
+            let err = datasets::max_abs_error(&data, &out);
 
-            let c1 = best(reps, || codec.compress_with(&data, shape, &one).unwrap());
-            let cn = best(reps, || codec.compress_with(&data, shape, &all).unwrap());
-            let cc = best(reps, || c_zfp::compress(&data, &dims, rate, tol));
-            let cr = best(reps, || zfp_rs_ref::compress(&data, &dims, &rs_config));
-            let d1 = best(reps, || codec_host::decompress_into_with(&ours, &mut out, &one).unwrap());
-            let dn = best(reps, || codec_host::decompress_into_with(&ours, &mut out, &all).unwrap());
-            let dc = best(reps, || c_zfp::decompress(&c, &mut out, &dims));
-            let dr = best(reps, || zfp_rs_ref::decompress(&rs, &mut out, &dims));
+            // [compress, decompress] x [ours 1T, ours all, C, zfp-rs]
+            let mut best = [[Best::NONE; 4]; 2];
+            for _ in 0..reps {
+                best[0][0].run(|| codec.compress_with(&data, shape, &one).unwrap());
+                best[0][1].run(|| codec.compress_with(&data, shape, &all).unwrap());
+                best[0][2].run(|| c_zfp::compress(&data, &dims, rate, tol));
+                best[0][3].run(|| zfp_rs_ref::compress(&data, &dims, &rs_config));
+                best[1][0].run(|| codec_host::decompress_into_with(&ours, &mut out, &one).unwrap());
+                best[1][1].run(|| codec_host::decompress_into_with(&ours, &mut out, &all).unwrap());
+                best[1][2].run(|| c_zfp::decompress(&c, &mut out, &dims));
+                best[1][3].run(|| zfp_rs_ref::decompress(&rs, &mut out, &dims));
+            }
             let ratio = bytes as f64 / ours.len() as f64;
-            for (op, t1, tn, tc, tr) in [("compress", c1, cn, cc, cr), ("decompress", d1, dn, dc, dr)] {
-                let (o1, on, oc, or) = (mbs(bytes, t1), mbs(bytes, tn), mbs(bytes, tc), mbs(bytes, tr));
+            for (op, b) in ["compress", "decompress"].into_iter().zip(best) {
+                let (o1, oc, or) = (mbs(bytes, b[0].cpu), mbs(bytes, b[2].cpu), mbs(bytes, b[3].cpu));
+                let on = mbs(bytes, b[1].wall);
+                let scaling = b[0].wall.as_secs_f64() / b[1].wall.as_secs_f64();
                 println!(
-                    "| {label} | {mode} | {op} | {o1:.0} | {on:.0} | {oc:.0} | {or:.0}{rs_note} | {:.2} | {:.2} | {:.2} | {ratio:.2} | {err:.2e} |",
+                    "| {label} | {mode} | {op} | {o1:.0} | {on:.0} | {oc:.0} | {or:.0}{rs_note} | {:.2} | {:.2} | {scaling:.2} | {ratio:.2} | {err:.2e} |",
                     o1 / oc,
                     o1 / or,
-                    on / o1
                 );
             }
         }

@@ -1,7 +1,10 @@
 //! The codec selector and the stream-level entry points.
 
+use core::fmt;
+use core::str::FromStr;
+
 use crate::szx::{self, ErrorBound, SzxOptions};
-use crate::{zfp, CpuExecutor, ElemType, Element, Result, Shape};
+use crate::{zfp, CpuExecutor, ElemType, Element, Error, Result, Shape};
 
 /// A lossy codec and its parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -20,6 +23,59 @@ pub enum Codec {
     /// Pipelined SZx: chunks of `chunk_values` values (a multiple of 128), each decodable
     /// on its own, behind a table of their lengths (see [`szx::pipelined`]).
     SzxPipelined { bound: ErrorBound, chunk_values: usize },
+}
+
+/// The textual forms [`Codec`] parses and prints, one per codec, for messages.
+pub const CODEC_FORMS: &[&str] =
+    &["zfp-rate=R", "zfp-tol=T", "szx=E", "szx-rel=R", "szx-pipelined=E,CHUNK", "szx-rel-pipelined=R,CHUNK"];
+
+/// Prints the form [`Codec::from_str`](core::str::FromStr) parses (see [`CODEC_FORMS`]).
+impl fmt::Display for Codec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Codec::ZfpFixedRate { rate } => write!(f, "zfp-rate={rate}"),
+            Codec::ZfpFixedAccuracy { tolerance } => write!(f, "zfp-tol={tolerance}"),
+            Codec::Szx { abs_error } => write!(f, "szx={abs_error}"),
+            Codec::SzxRelative { rel_error } => write!(f, "szx-rel={rel_error}"),
+            Codec::SzxPipelined { bound: ErrorBound::Abs(e), chunk_values } => write!(f, "szx-pipelined={e},{chunk_values}"),
+            Codec::SzxPipelined { bound: ErrorBound::Rel(r), chunk_values } => write!(f, "szx-rel-pipelined={r},{chunk_values}"),
+        }
+    }
+}
+
+impl FromStr for Codec {
+    type Err = Error;
+
+    /// Parses `NAME=VALUE[,CHUNK]` (see [`CODEC_FORMS`]). Only the syntax is checked
+    /// here; the codec checks the values' ranges when it is used.
+    fn from_str(s: &str) -> Result<Self> {
+        let bad = |why: &str| Error::ParamOutOfRange(format!("codec {s:?}: {why} (expected one of {})", CODEC_FORMS.join(", ")));
+        let (name, args) = s.split_once('=').ok_or_else(|| bad("no '='"))?;
+        let number = |v: &str| match v.trim().parse::<f64>() {
+            Ok(v) if v.is_finite() => Ok(v),
+            _ => Err(bad("the value is not a finite number")),
+        };
+        // The bound and, for pipelined streams, the values per chunk.
+        let with_chunk = || -> Result<(f64, usize)> {
+            let (v, chunk) = args.split_once(',').ok_or_else(|| bad("expected VALUE,CHUNK"))?;
+            Ok((number(v)?, chunk.trim().parse().map_err(|_| bad("the chunk is not a count"))?))
+        };
+        Ok(match name.trim() {
+            "zfp-rate" => Codec::ZfpFixedRate { rate: number(args)? },
+            "zfp-tol" => Codec::ZfpFixedAccuracy { tolerance: number(args)? },
+            "szx" => Codec::Szx { abs_error: number(args)? },
+            "szx-rel" => Codec::SzxRelative { rel_error: number(args)? },
+            "szx-pipelined" => {
+                let (e, chunk_values) = with_chunk()?;
+                Codec::SzxPipelined { bound: ErrorBound::Abs(e), chunk_values }
+            }
+            "szx-rel-pipelined" => {
+                let (r, chunk_values) = with_chunk()?;
+                Codec::SzxPipelined { bound: ErrorBound::Rel(r), chunk_values }
+            }
+            _ => return Err(bad("unknown codec")),
+        })
+    }
 }
 
 /// What a stream holds, read from its header.
@@ -82,4 +138,30 @@ pub fn decompress_into_with<T: Element>(stream: &[u8], out: &mut [T], exec: &Cpu
         return Ok(info);
     }
     zfp::decompress_into(stream, out, exec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codecs_print_and_parse_the_same_strings() {
+        for c in [
+            Codec::ZfpFixedRate { rate: 8.0 },
+            Codec::ZfpFixedRate { rate: 2.5 },
+            Codec::ZfpFixedAccuracy { tolerance: 1e-3 },
+            Codec::ZfpFixedAccuracy { tolerance: 1e-7 },
+            Codec::Szx { abs_error: 1e-4 },
+            Codec::SzxRelative { rel_error: 0.01 },
+            Codec::SzxPipelined { bound: ErrorBound::Abs(0.5), chunk_values: 4096 },
+            Codec::SzxPipelined { bound: ErrorBound::Rel(1e-3), chunk_values: 128 },
+        ] {
+            assert_eq!(c.to_string().parse::<Codec>(), Ok(c));
+        }
+        assert_eq!(Codec::ZfpFixedRate { rate: 16.0 }.to_string(), "zfp-rate=16");
+        assert_eq!("zfp-tol=1e-3".parse::<Codec>(), Ok(Codec::ZfpFixedAccuracy { tolerance: 1e-3 }));
+        for bad in ["zfp-rate", "zfp-rate=", "zfp-rate=abc", "zfp-rate=inf", "zfp=8", "=1", "", "szx-pipelined=1", "szx-pipelined=1,x"] {
+            assert!(matches!(bad.parse::<Codec>(), Err(Error::ParamOutOfRange(_))), "{bad:?}");
+        }
+    }
 }

@@ -28,6 +28,18 @@ impl fmt::Display for ElemType {
     }
 }
 
+impl core::str::FromStr for ElemType {
+    type Err = crate::Error;
+    /// Parses `f32` or `f64`.
+    fn from_str(s: &str) -> crate::Result<Self> {
+        match s.trim() {
+            "f32" => Ok(ElemType::F32),
+            "f64" => Ok(ElemType::F64),
+            _ => Err(crate::Error::ParamOutOfRange(format!("element type {s:?}: expected f32 or f64"))),
+        }
+    }
+}
+
 mod sealed {
     pub trait Sealed {}
     impl Sealed for f32 {}

@@ -95,6 +95,21 @@ impl CpuExecutor {
         }
     }
 
+    /// Runs `f(index, item)` for every item, in parallel, and returns the results in
+    /// item order: for work units that own their part of an output (e.g. disjoint
+    /// mutable slices of uneven sizes).
+    pub fn map_items<I, R, F>(&self, items: Vec<I>, f: F) -> Vec<R>
+    where
+        I: Send,
+        R: Send,
+        F: Fn(usize, I) -> R + Sync,
+    {
+        match &self.pool {
+            None => items.into_iter().enumerate().map(|(i, x)| f(i, x)).collect(),
+            Some(pool) => pool.install(|| items.into_par_iter().enumerate().map(|(i, x)| f(i, x)).collect()),
+        }
+    }
+
     /// Runs `f` inside this executor's pool (so nested rayon calls use it).
     pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
         match &self.pool {
@@ -129,6 +144,21 @@ mod tests {
         let tiles = exec.map_tiles(10, 4, |r| r);
         assert_eq!(tiles, vec![0..4, 4..8, 8..10]);
         assert!(exec.map_tiles(0, 4, |r| r).is_empty());
+    }
+
+    #[test]
+    fn items_are_mapped_in_order() {
+        for threads in [1, 2] {
+            let exec = CpuExecutor::new(threads).unwrap();
+            let mut data = [1, 2, 3, 4, 5];
+            let (a, b) = data.split_at_mut(2);
+            let sums = exec.map_items(vec![a, b], |i, s: &mut [i32]| {
+                s.iter_mut().for_each(|v| *v *= 10);
+                i as i32 + s.iter().sum::<i32>()
+            });
+            assert_eq!(sums, [30, 121]);
+            assert_eq!(data, [10, 20, 30, 40, 50]);
+        }
     }
 
     #[test]

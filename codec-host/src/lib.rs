@@ -31,7 +31,7 @@ pub mod szx;
 pub mod zfp;
 
 pub use backend::{Backend, BackendElem, BackendKind};
-pub use codec::{decompress_into, decompress_into_with, inspect, Codec, StreamInfo};
+pub use codec::{decompress_into, decompress_into_with, inspect, Codec, StreamInfo, CODEC_FORMS};
 pub use element::{ElemType, Element};
 pub use error::{Error, Result};
 pub use executor::CpuExecutor;

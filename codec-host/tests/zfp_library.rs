@@ -11,7 +11,7 @@ use std::fs;
 use std::path::Path;
 
 use codec_host::{Codec, CpuExecutor, ElemType, Shape};
-use common::{dtype, pad8, run_python, run_zfp, zfp_array_args, zfp_mode_args, Kind, Rng, Values, KINDS};
+use common::{dtype, pad8, run_python, run_zfp, zfp_array_args, zfp_mode_args, zfpy_mode, Kind, Rng, Values, KINDS};
 
 /// One comparison.
 struct Case {
@@ -42,14 +42,6 @@ for line in open(d + '/cases.txt'):
     ours = open(f'{d}/{cid}.ours', 'rb').read()
     zfpy.decompress_numpy(ours).tofile(f'{d}/{cid}.oursdec')
 "#;
-
-fn mode_of(codec: &Codec) -> (&'static str, f64) {
-    match *codec {
-        Codec::ZfpFixedRate { rate } => ("rate", rate),
-        Codec::ZfpFixedAccuracy { tolerance } => ("tolerance", tolerance),
-        other => panic!("{other:?} is not a zfp mode"),
-    }
-}
 
 /// Checks one case whose library files are in `dir` under `prefix`; returns the problems.
 fn compare(case: &Case, ours: &[u8], lib: &[u8], lib_of_lib: &[u8], lib_of_ours: &[u8], exec: &CpuExecutor) -> Vec<String> {
@@ -84,7 +76,7 @@ fn check_with_zfpy(cases: &[Case]) {
         let stream = c.values.compress(&c.codec, c.shape, &exec).unwrap_or_else(|e| panic!("{}: {e}", c.label(i)));
         fs::write(d.join(format!("{i}.in")), c.values.to_bytes()).unwrap();
         fs::write(d.join(format!("{i}.ours")), &stream).unwrap();
-        let (mode, param) = mode_of(&c.codec);
+        let (mode, param) = zfpy_mode(&c.codec);
         let dims: Vec<String> = c.shape.dims().iter().map(|n| n.to_string()).collect();
         manifest += &format!("{i} {} {} {mode} {param:e}\n", dtype(c.values.elem()), dims.join("x"));
         ours.push(stream);

@@ -11,17 +11,18 @@ use core::sync::atomic::{AtomicU64, Ordering};
 /// Mask of the `n` low bits, for `n` in `0..=64`.
 #[inline(always)]
 pub const fn low_mask(n: u32) -> u64 {
-    if n >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << n) - 1
-    }
+    // Branch-free: (2^n - 1) for n < 64, all ones (from the second term) for n = 64.
+    ((1u64 << (n & 63)).wrapping_sub(1)) | ((n >> 6) as u64).wrapping_neg()
 }
 
 /// Where a [`BitWriter`] puts completed words.
 pub trait WordSink {
     /// Number of words available.
     fn len(&self) -> usize;
+    /// True if no word is available.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
     /// Merges `word` into word `index` (`index < len()`).
     fn put(&mut self, index: usize, word: u64);
 }
@@ -50,6 +51,41 @@ impl WordSink for &[AtomicU64] {
     fn put(&mut self, index: usize, word: u64) {
         if word != 0 {
             self[index].fetch_or(word, Ordering::Relaxed);
+        }
+    }
+}
+
+/// One writer's bit range `[start, end)` in a shared, zero-initialised buffer: only the
+/// first and last words can hold a neighbour's bits, so only they are OR-ed in
+/// atomically; the words in between belong to this writer alone and are plainly
+/// stored (a relaxed atomic store is an ordinary store).
+pub struct SharedRange<'a> {
+    words: &'a [AtomicU64],
+    first: usize,
+    last: usize,
+}
+
+impl<'a> SharedRange<'a> {
+    /// The range `[start, end)` of `words` (in bits); nothing outside it may be written.
+    #[inline(always)]
+    pub fn new(words: &'a [AtomicU64], start: usize, end: usize) -> Self {
+        SharedRange { words, first: start / 64, last: end.saturating_sub(1) / 64 }
+    }
+}
+
+impl WordSink for SharedRange<'_> {
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.words.len()
+    }
+    #[inline(always)]
+    fn put(&mut self, index: usize, word: u64) {
+        if index == self.first || index == self.last {
+            if word != 0 {
+                self.words[index].fetch_or(word, Ordering::Relaxed);
+            }
+        } else {
+            self.words[index].store(word, Ordering::Relaxed);
         }
     }
 }
@@ -140,9 +176,29 @@ impl<S: WordSink> BitWriter<S> {
     }
 }
 
+/// A stored stream word: a `u64`, or 8 little-endian bytes (a byte stream read in place).
+pub trait Word: Copy {
+    /// The word's value.
+    fn get(self) -> u64;
+}
+
+impl Word for u64 {
+    #[inline(always)]
+    fn get(self) -> u64 {
+        self
+    }
+}
+
+impl Word for [u8; 8] {
+    #[inline(always)]
+    fn get(self) -> u64 {
+        u64::from_le_bytes(self)
+    }
+}
+
 /// Reads bits from a word slice.
-pub struct BitReader<'a> {
-    words: &'a [u64],
+pub struct BitReader<'a, W: Word = u64> {
+    words: &'a [W],
     /// Index of the next word to load.
     index: usize,
     /// Unread bits of the current word, `bits` of them, in the low end.
@@ -151,10 +207,10 @@ pub struct BitReader<'a> {
     overrun: bool,
 }
 
-impl<'a> BitReader<'a> {
+impl<'a, W: Word> BitReader<'a, W> {
     /// A reader positioned at stream bit `bit_offset`.
     #[inline]
-    pub fn new(words: &'a [u64], bit_offset: usize) -> Self {
+    pub fn new(words: &'a [W], bit_offset: usize) -> Self {
         let mut r = BitReader { words, index: 0, buf: 0, bits: 0, overrun: false };
         r.seek(bit_offset);
         r
@@ -188,7 +244,7 @@ impl<'a> BitReader<'a> {
     #[inline(always)]
     fn next_word(&mut self) -> u64 {
         let w = match self.words.get(self.index) {
-            Some(&w) => w,
+            Some(&w) => w.get(),
             None => {
                 self.overrun = true;
                 0
@@ -203,7 +259,8 @@ impl<'a> BitReader<'a> {
     pub fn read_bits(&mut self, n: u32) -> u64 {
         if n <= self.bits {
             let v = self.buf & low_mask(n);
-            self.buf = if n >= 64 { 0 } else { self.buf >> n };
+            // Two shifts so that n = 64 empties the buffer without a branch.
+            self.buf = (self.buf >> (n / 2)) >> (n - n / 2);
             self.bits -= n;
             v
         } else {
@@ -226,7 +283,7 @@ impl<'a> BitReader<'a> {
             self.buf
         } else {
             // bits < n <= 64, so the shift is in range.
-            let w = self.words.get(self.index).copied().unwrap_or(0);
+            let w = self.words.get(self.index).map_or(0, |w| w.get());
             self.buf | w << self.bits
         };
         v & low_mask(n)
@@ -249,6 +306,14 @@ impl<'a> BitReader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn low_masks() {
+        assert_eq!(low_mask(0), 0);
+        assert_eq!(low_mask(1), 1);
+        assert_eq!(low_mask(63), u64::MAX >> 1);
+        assert_eq!(low_mask(64), u64::MAX);
+    }
 
     #[test]
     fn bits_round_trip_across_word_boundaries() {
@@ -302,6 +367,27 @@ mod tests {
     }
 
     #[test]
+    fn shared_ranges_store_inside_and_merge_at_the_edges() {
+        let words: [AtomicU64; 4] = Default::default();
+        // Three writers of 70 bits each, back to back from bit 20.
+        for (i, value) in [0x2aaau64, 0x1555, 0x3333].into_iter().enumerate() {
+            let start = 20 + 70 * i;
+            let mut w = BitWriter::new(SharedRange::new(&words[..], start, start + 70), start);
+            w.write_bits(value, 14);
+            w.write_bits(u64::MAX, 56);
+            w.flush();
+        }
+        let plain: [u64; 4] = core::array::from_fn(|i| words[i].load(Ordering::Relaxed));
+        let mut r = BitReader::new(&plain, 0);
+        assert_eq!(r.read_bits(20), 0);
+        for value in [0x2aaau64, 0x1555, 0x3333] {
+            assert_eq!(r.read_bits(14), value);
+            assert_eq!(r.read_bits(56), low_mask(56));
+        }
+        assert_eq!(r.read_bits(26), 0);
+    }
+
+    #[test]
     fn short_buffers_flag_instead_of_panicking() {
         let mut words = [0u64; 1];
         let mut w = BitWriter::new(&mut words[..], 60);
@@ -311,9 +397,22 @@ mod tests {
         let mut r = BitReader::new(&words, 60);
         r.read_bits(8);
         assert!(r.overrun());
-        let mut r = BitReader::new(&[], 1000);
+        let mut r = BitReader::<u64>::new(&[], 1000);
         assert_eq!(r.read_bits(64), 0);
         assert!(r.overrun());
+    }
+
+    #[test]
+    fn byte_words_read_like_u64_words() {
+        let words = [0x0123_4567_89ab_cdefu64, 0xfedc_ba98_7654_3210];
+        let bytes = words.map(u64::to_le_bytes);
+        let mut a = BitReader::new(&words, 3);
+        let mut b = BitReader::new(&bytes, 3);
+        for n in [7, 64, 20, 30] {
+            assert_eq!(a.peek_bits(n), b.peek_bits(n));
+            assert_eq!(a.read_bits(n), b.read_bits(n));
+        }
+        assert_eq!(a.position(), b.position());
     }
 
     #[test]

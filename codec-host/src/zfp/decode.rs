@@ -2,13 +2,13 @@
 
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use codec_kernels::bitstream::BitReader;
+use codec_kernels::bitstream::{BitReader, Word};
 use codec_kernels::zfp::fixed_rate::decode_fixed_rate_block;
-use codec_kernels::zfp::variable::decode_blocks;
+use codec_kernels::zfp::variable::{decode_blocks, skip_blocks};
 use codec_kernels::zfp::{Dims, FixedRate};
 
 use super::header::Header;
-use super::layout::{field_of, Slabs};
+use super::layout::{field_of, parallel_variable_decode, Slabs};
 use super::words::words_from_bytes;
 use crate::{CpuExecutor, Element, Error, Result};
 
@@ -45,18 +45,34 @@ pub(super) fn decompress<T: Element, D: Dims>(
     out: &mut [T],
     exec: &CpuExecutor,
 ) -> Result<usize> {
-    let words = words_from_bytes(stream);
+    // Whole words are read in place; a stream ending mid-word (8-bit-word builds) is
+    // copied into zero-padded words first.
+    match stream.as_chunks::<8>() {
+        (words, []) => decompress_words::<T, D, [u8; 8]>(words, stream.len(), header, header_bits, out, exec),
+        _ => decompress_words::<T, D, u64>(&words_from_bytes(stream), stream.len(), header, header_bits, out, exec),
+    }
+}
+
+/// [`decompress`] on the stream's words; `len` is its length in bytes.
+fn decompress_words<T: Element, D: Dims, R: Word + Sync>(
+    words: &[R],
+    len: usize,
+    header: &Header,
+    header_bits: usize,
+    out: &mut [T],
+    exec: &CpuExecutor,
+) -> Result<usize> {
     let field = field_of(&header.shape);
     let out = &mut out[..field.len()];
     if header.params.minbits == header.params.maxbits {
-        let layout = fixed_rate_layout(header, header_bits, stream.len())?;
+        let layout = fixed_rate_layout(header, header_bits, len)?;
         let slabs = Slabs::new::<D>(&field);
         let nblocks = field.block_count();
         let ok = AtomicBool::new(true);
         exec.for_each_chunk_mut(out, slabs.values, |i, chunk| {
             let first = i * slabs.blocks;
             for b in first..(first + slabs.blocks).min(nblocks) {
-                if !decode_fixed_rate_block::<T, D>(b, &words, &layout, chunk, i * slabs.values) {
+                if !decode_fixed_rate_block::<T, D, R>(b, words, &layout, chunk, i * slabs.values) {
                     ok.store(false, Ordering::Relaxed);
                     return;
                 }
@@ -66,18 +82,46 @@ pub(super) fn decompress<T: Element, D: Dims>(
         if !ok.into_inner() {
             return Err(Error::Corrupt("fixed-rate block outside the stream or the array".into()));
         }
-        return Ok(stream_bytes(layout.total_bits(), stream.len()));
+        return Ok(stream_bytes(layout.total_bits(), len));
     }
     // Every block takes at least one bit: reject impossible block counts before decoding.
     let nblocks = field.block_count();
     let min_bits = header_bits.saturating_add(nblocks);
-    if min_bits > stream.len().saturating_mul(8) {
-        return Err(truncated(min_bits, stream.len()));
+    if min_bits > len.saturating_mul(8) {
+        return Err(truncated(min_bits, len));
     }
-    let mut r = BitReader::new(&words, header_bits);
-    let ok = decode_blocks::<T, D>(&mut r, &field, &header.params, 0..nblocks, out, 0);
-    if !ok || r.position() > stream.len() * 8 {
-        return Err(truncated(r.position(), stream.len()));
+    let slabs = Slabs::new::<D>(&field);
+    let nslabs = nblocks.div_ceil(slabs.blocks);
+    if nslabs == 1 || !parallel_variable_decode::<D>(exec.threads()) {
+        let mut r = BitReader::new(words, header_bits);
+        let ok = decode_blocks::<T, D, R>(&mut r, &field, &header.params, 0..nblocks, out, 0);
+        if !ok || r.position() > len * 8 {
+            return Err(truncated(r.position(), len));
+        }
+        return Ok(stream_bytes(r.position(), len));
     }
-    Ok(stream_bytes(r.position(), stream.len()))
+    // Block lengths vary, so a first, sequential pass only parses the blocks to find
+    // where each slab starts; then the slabs are decoded in parallel.
+    let mut starts = Vec::with_capacity(nslabs);
+    let mut r = BitReader::new(words, header_bits);
+    for s in 0..nslabs {
+        starts.push(r.position());
+        let count = slabs.blocks.min(nblocks - s * slabs.blocks);
+        if !skip_blocks::<T, D, R>(&mut r, &header.params, count) || r.position() > len * 8 {
+            return Err(truncated(r.position(), len));
+        }
+    }
+    let ok = AtomicBool::new(true);
+    exec.for_each_chunk_mut(out, slabs.values, |i, chunk| {
+        let first = i * slabs.blocks;
+        let blocks = first..(first + slabs.blocks).min(nblocks);
+        let mut r = BitReader::new(words, starts[i]);
+        if !decode_blocks::<T, D, R>(&mut r, &field, &header.params, blocks, chunk, i * slabs.values) {
+            ok.store(false, Ordering::Relaxed);
+        }
+    });
+    if !ok.into_inner() {
+        return Err(Error::Corrupt("variable-length block outside the stream or the array".into()));
+    }
+    Ok(stream_bytes(r.position(), len))
 }

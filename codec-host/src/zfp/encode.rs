@@ -1,16 +1,15 @@
 //! Compression: runs the kernel bodies over the blocks and assembles the stream.
 
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, Ordering};
 
 use codec_kernels::bitstream::BitWriter;
-use codec_kernels::grid::LaunchConfig;
-use codec_kernels::zfp::fixed_rate::encode_fixed_rate_body;
 use codec_kernels::zfp::variable::{copy_bits, encode_blocks, max_block_bits};
-use codec_kernels::zfp::{Dims, FixedRate};
+use codec_kernels::zfp::Dims;
 
 use super::header::Header;
-use super::layout::{field_of, tile_blocks, BLOCK_DIM};
-use super::words::bytes_from_words;
+use super::layout::{field_of, tile_blocks};
+use super::assemble::assemble;
+use super::words::ByteWords;
 use crate::{CpuExecutor, Element, Error, Result};
 
 /// The error for data zfp cannot code: the index of the first infinity or NaN.
@@ -21,31 +20,65 @@ fn non_finite<T: Element>(data: &[T]) -> Error {
 /// Encodes `data` as the stream `header` describes (header included, padded to whole
 /// 64-bit words).
 pub(super) fn compress<T: Element, D: Dims>(data: &[T], header: &Header, exec: &CpuExecutor) -> Result<Vec<u8>> {
-    if header.params.minbits == header.params.maxbits {
-        fixed_rate::<T, D>(data, header, exec)
-    } else {
-        variable::<T, D>(data, header, exec)
+    match (exec.threads() > 1, header.params.minbits == header.params.maxbits) {
+        (false, _) => sequential::<T, D>(data, header),
+        (true, true) => fixed_rate::<T, D>(data, header, exec),
+        (true, false) => variable::<T, D>(data, header, exec),
     }
 }
 
-/// Fixed rate: one grid thread per block, each OR-ing its bits into a shared zeroed
-/// buffer at its fixed offset.
-fn fixed_rate<T: Element, D: Dims>(data: &[T], header: &Header, exec: &CpuExecutor) -> Result<Vec<u8>> {
-    let layout = FixedRate { field: field_of(&header.shape), params: header.params, header_bits: header.bits() };
-    let words: Vec<AtomicU64> = (0..layout.total_bits().div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
-    let mut w = BitWriter::new(&words[..], 0);
+/// One thread: the header, then every block in order, written straight into the output
+/// (fixed-rate blocks padded to `maxbits` land exactly where the parallel kernel puts
+/// them).
+fn sequential<T: Element, D: Dims>(data: &[T], header: &Header) -> Result<Vec<u8>> {
+    let field = field_of(&header.shape);
+    let nblocks = field.block_count();
+    let capacity = header.bits() + nblocks * max_block_bits::<T, D>(&header.params);
+    // Zeroed lazily by the allocator: pages the stream never reaches are never touched.
+    let mut out = vec![0u8; capacity.div_ceil(64) * 8];
+    let mut w = BitWriter::new(ByteWords(&mut out[..]), 0);
+    header.write(&mut w)?;
+    if !encode_blocks::<T, D, _>(&mut w, data, &field, &header.params, 0..nblocks) {
+        return Err(non_finite(data));
+    }
+    let bits = w.position();
+    w.flush();
+    out.truncate(bits.div_ceil(64) * 8);
+    out.shrink_to_fit();
+    Ok(out)
+}
+
+/// The stream's first `bits` bits: the header, then zeros.
+fn output_with_header(header: &Header, bits: usize) -> Result<Vec<u8>> {
+    let mut out = vec![0u8; bits.div_ceil(64) * 8];
+    let mut w = BitWriter::new(ByteWords(&mut out[..]), 0);
     header.write(&mut w)?;
     w.flush();
+    Ok(out)
+}
+
+/// Fixed rate, several threads: every tile of blocks knows its place in the stream, so
+/// tiles are coded in parallel straight into it.
+fn fixed_rate<T: Element, D: Dims>(data: &[T], header: &Header, exec: &CpuExecutor) -> Result<Vec<u8>> {
+    let field = field_of(&header.shape);
+    let nblocks = field.block_count();
+    let maxbits = header.params.maxbits as usize;
+    let start = header.bits();
+    let mut out = output_with_header(header, start + nblocks * maxbits)?;
+    let tile = tile_blocks(nblocks, exec.threads());
+    let tiles: Vec<_> = (0..nblocks).step_by(tile).map(|b| b..(b + tile).min(nblocks)).collect();
+    let ranges: Vec<_> = tiles.iter().map(|t| start + t.start * maxbits..start + t.end * maxbits).collect();
     let ok = AtomicBool::new(true);
-    exec.launch(LaunchConfig::for_items(layout.field.block_count(), BLOCK_DIM), |g| {
-        if !encode_fixed_rate_body::<T, D>(g, data, &layout, &words) {
+    assemble(exec, &mut out, &ranges, |i, mut w| {
+        if !encode_blocks::<T, D, _>(&mut w, data, &field, &header.params, tiles[i].clone()) {
             ok.store(false, Ordering::Relaxed);
         }
+        w
     });
     if !ok.into_inner() {
         return Err(non_finite(data));
     }
-    Ok(bytes_from_words(words.into_iter().map(AtomicU64::into_inner)))
+    Ok(out)
 }
 
 /// A run of consecutive blocks coded into its own buffer.
@@ -54,40 +87,37 @@ struct Run {
     bits: usize,
 }
 
-/// Fixed accuracy: tiles of consecutive blocks are coded in parallel, each into its own
-/// buffer, then compacted behind the header. A single tile is coded in place.
+/// Fixed accuracy, several threads: tiles of consecutive blocks are coded in parallel,
+/// each into its own buffer; once their lengths are known, they are moved behind the
+/// header in parallel too.
 fn variable<T: Element, D: Dims>(data: &[T], header: &Header, exec: &CpuExecutor) -> Result<Vec<u8>> {
     let field = field_of(&header.shape);
     let params = header.params;
     let nblocks = field.block_count();
     let bound = max_block_bits::<T, D>(&params);
-    let tile = tile_blocks(nblocks, exec.threads());
-    let encode_run = |blocks: core::ops::Range<usize>, header: Option<&Header>| -> Result<Run> {
-        let start = header.map_or(0, Header::bits);
-        let mut words = vec![0u64; (start + blocks.len() * bound).div_ceil(64)];
-        let mut w = BitWriter::new(&mut words[..], 0);
-        if let Some(h) = header {
-            h.write(&mut w)?;
-        }
-        if !encode_blocks::<T, D, _>(&mut w, data, &field, &params, blocks) {
-            return Err(non_finite(data));
-        }
-        let bits = w.position();
-        w.flush();
-        words.truncate(bits.div_ceil(64));
-        Ok(Run { words, bits })
-    };
-    if tile >= nblocks {
-        return Ok(bytes_from_words(encode_run(0..nblocks, Some(header))?.words));
-    }
-    let runs = exec.map_tiles(nblocks, tile, |blocks| encode_run(blocks, None)).into_iter().collect::<Result<Vec<_>>>()?;
-    let total = header.bits() + runs.iter().map(|r| r.bits).sum::<usize>();
-    let mut out = vec![0u64; total.div_ceil(64)];
-    let mut w = BitWriter::new(&mut out[..], 0);
-    header.write(&mut w)?;
+    let runs = exec
+        .map_tiles(nblocks, tile_blocks(nblocks, exec.threads()), |blocks| {
+            let mut words = vec![0u64; (blocks.len() * bound).div_ceil(64)];
+            let mut w = BitWriter::new(&mut words[..], 0);
+            if !encode_blocks::<T, D, _>(&mut w, data, &field, &params, blocks) {
+                return Err(non_finite(data));
+            }
+            let bits = w.position();
+            w.flush();
+            Ok(Run { words, bits })
+        })
+        .into_iter()
+        .collect::<Result<Vec<_>>>()?;
+    let mut ranges = Vec::with_capacity(runs.len());
+    let mut at = header.bits();
     for run in &runs {
-        copy_bits(&run.words, run.bits, &mut w);
+        ranges.push(at..at + run.bits);
+        at += run.bits;
     }
-    w.flush();
-    Ok(bytes_from_words(out))
+    let mut out = output_with_header(header, at)?;
+    assemble(exec, &mut out, &ranges, |i, mut w| {
+        copy_bits(&runs[i].words, runs[i].bits, &mut w);
+        w
+    });
+    Ok(out)
 }

@@ -10,6 +10,7 @@
 //! of other modes (fixed precision, reversible, expert) are refused with
 //! [`Error::UnsupportedHeader`](crate::Error::UnsupportedHeader).
 
+mod assemble;
 mod decode;
 mod encode;
 mod header;

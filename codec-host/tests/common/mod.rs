@@ -86,7 +86,7 @@ impl Values {
                     Kind::Mixed => {
                         let decades = if f64s { 200.0 } else { 20.0 };
                         let sign = if rng.next_u64() & 1 == 0 { 1.0 } else { -1.0 };
-                        if rng.next_u64() % 8 == 0 {
+                        if rng.next_u64().is_multiple_of(8) {
                             0.0
                         } else {
                             sign * 10f64.powf(decades * (2.0 * rng.unit() - 1.0))
@@ -209,6 +209,15 @@ pub fn zfp_mode_args(codec: &Codec) -> Vec<String> {
     match *codec {
         Codec::ZfpFixedRate { rate } => vec!["-r".into(), rate.to_string()],
         Codec::ZfpFixedAccuracy { tolerance } => vec!["-a".into(), tolerance.to_string()],
+        other => panic!("{other:?} is not a zfp mode"),
+    }
+}
+
+/// zfpy's keyword argument and value for a codec: `rate` or `tolerance`.
+pub fn zfpy_mode(codec: &Codec) -> (&'static str, f64) {
+    match *codec {
+        Codec::ZfpFixedRate { rate } => ("rate", rate),
+        Codec::ZfpFixedAccuracy { tolerance } => ("tolerance", tolerance),
         other => panic!("{other:?} is not a zfp mode"),
     }
 }

@@ -16,7 +16,7 @@ use core::sync::atomic::AtomicU64;
 use crate::bitstream::{BitReader, BitWriter};
 use crate::grid::Grid;
 use crate::shared::{Cell, SharedOut};
-use crate::zfp::block::decode_block;
+use crate::zfp::block::{decode_block, skip_block};
 use crate::zfp::variable::{copy_bits, encode_blocks};
 use crate::zfp::{Dims, Field, FixedRate, Params, Scalar};
 
@@ -37,7 +37,7 @@ pub fn scatter_shared<S: Scalar + Cell, D: Dims>(block: &D::Block<S>, out: &Shar
 #[inline(always)]
 fn decode_at<S: Scalar + Cell, D: Dims>(words: &[u64], bit: usize, p: &Params, f: &Field, b: usize, out: &SharedOut<'_, S>) -> bool {
     let mut r = BitReader::new(words, bit);
-    let (block, _) = decode_block::<S, D>(&mut r, p);
+    let (block, _) = decode_block::<S, D, u64>(&mut r, p);
     if r.overrun() {
         return false;
     }
@@ -133,7 +133,7 @@ pub fn block_offsets_body<S: Scalar, D: Dims>(
     let mut r = BitReader::new(words, start);
     for b in 0..offsets.len() {
         offsets.set(b, r.position() as u64);
-        decode_block::<S, D>(&mut r, p);
+        skip_block::<S, D, u64>(&mut r, p);
         if r.overrun() {
             return false;
         }

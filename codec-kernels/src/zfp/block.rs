@@ -3,11 +3,11 @@
 
 use super::dims::Dims;
 use super::fixedpoint::{block_exponent, fwd_cast, inv_cast, precision};
-use super::order::{fwd_order, inv_order};
-use super::planes::{decode_ints, encode_ints};
+use super::order::{fwd_order, inv_order, sequency};
+use super::planes::{decode_ints, encode_ints, skip_ints};
 use super::scalar::Scalar;
 use super::transform::{fwd_xform, inv_xform};
-use crate::bitstream::{BitReader, BitWriter, WordSink};
+use crate::bitstream::{BitReader, BitWriter, Word, WordSink};
 
 /// zfp's coding parameters for every block of a stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,7 +36,8 @@ pub fn encode_block<S: Scalar, D: Dims, W: WordSink>(w: &mut BitWriter<W>, p: &P
         w.write_bits(2 * e as u64 + 1, bits);
         let mut ints = fwd_cast::<S, D>(block, emax);
         fwd_xform::<S::Int, D>(&mut ints);
-        bits += encode_ints::<S::UInt, D, W>(w, p.maxbits.saturating_sub(bits), prec, fwd_order::<S, D>(&ints));
+        let coef = fwd_order::<S, D>(&ints);
+        bits += encode_ints::<S::UInt, D, W>(w, p.maxbits.saturating_sub(bits), prec, sequency::<S::UInt, D>(&coef));
     } else {
         w.write_bits(0, 1);
     }
@@ -47,27 +48,53 @@ pub fn encode_block<S: Scalar, D: Dims, W: WordSink>(w: &mut BitWriter<W>, p: &P
     Some(bits)
 }
 
+/// Reads a block's leading bits: `Some(emax)` for a coded block (its exponent read), `None`
+/// for an all-zero one.
+#[inline(always)]
+fn read_exponent<S: Scalar, R: Word>(r: &mut BitReader<'_, R>) -> Option<i32> {
+    r.read_bit().then(|| r.read_bits(S::EBITS) as i32 - S::EBIAS)
+}
+
+/// Skips the zero padding up to `minbits`; returns the block's length.
+#[inline(always)]
+fn pad_to_minbits<R: Word>(r: &mut BitReader<'_, R>, p: &Params, bits: u32) -> u32 {
+    if bits < p.minbits {
+        r.skip((p.minbits - bits) as usize);
+        return p.minbits;
+    }
+    bits
+}
+
 /// Decodes one block written by [`encode_block`] with the same parameters; returns the
 /// values and the bits read.
 #[inline(always)]
-pub fn decode_block<S: Scalar, D: Dims>(r: &mut BitReader<'_>, p: &Params) -> (D::Block<S>, u32) {
+pub fn decode_block<S: Scalar, D: Dims, R: Word>(r: &mut BitReader<'_, R>, p: &Params) -> (D::Block<S>, u32) {
     let mut bits = 1;
-    let block = if r.read_bit() {
-        bits += S::EBITS;
-        let emax = r.read_bits(S::EBITS) as i32 - S::EBIAS;
-        let prec = precision(emax, p.maxprec, p.minexp, D::D);
-        let mut ints = D::splat(<S::Int as Default>::default());
-        bits += decode_ints::<S::UInt, D>(r, p.maxbits.saturating_sub(bits), prec, inv_order::<S, D>(&mut ints));
-        inv_xform::<S::Int, D>(&mut ints);
-        inv_cast::<S, D>(&ints, emax)
-    } else {
-        D::splat(S::ZERO)
+    let block = match read_exponent::<S, R>(r) {
+        Some(emax) => {
+            bits += S::EBITS;
+            let prec = precision(emax, p.maxprec, p.minexp, D::D);
+            let mut ints = D::splat(<S::Int as Default>::default());
+            bits += decode_ints::<S::UInt, D, R>(r, p.maxbits.saturating_sub(bits), prec, inv_order::<S, D>(&mut ints));
+            inv_xform::<S::Int, D>(&mut ints);
+            inv_cast::<S, D>(&ints, emax)
+        }
+        None => D::splat(S::ZERO),
     };
-    if bits < p.minbits {
-        r.skip((p.minbits - bits) as usize);
-        bits = p.minbits;
+    (block, pad_to_minbits(r, p, bits))
+}
+
+/// Moves past one block written by [`encode_block`] without decoding its values (to
+/// find where later blocks of a variable-length stream start); returns its length.
+#[inline(always)]
+pub fn skip_block<S: Scalar, D: Dims, R: Word>(r: &mut BitReader<'_, R>, p: &Params) -> u32 {
+    let mut bits = 1;
+    if let Some(emax) = read_exponent::<S, R>(r) {
+        bits += S::EBITS;
+        let prec = precision(emax, p.maxprec, p.minexp, D::D);
+        bits += skip_ints::<S::UInt, D, R>(r, p.maxbits.saturating_sub(bits), prec);
     }
-    (block, bits)
+    pad_to_minbits(r, p, bits)
 }
 
 #[cfg(test)]
@@ -86,7 +113,7 @@ mod tests {
         w.flush();
         assert_eq!(words[0], 0);
         let mut r = BitReader::new(&words, 0);
-        assert_eq!(decode_block::<f32, D1>(&mut r, &RATE8_1D), ([0.0; 4], 32));
+        assert_eq!(decode_block::<f32, D1, u64>(&mut r, &RATE8_1D), ([0.0; 4], 32));
     }
 
     #[test]
@@ -116,8 +143,10 @@ mod tests {
         let bits = encode_block::<f64, D3, _>(&mut w, &p, &block).unwrap();
         w.flush();
         let mut r = BitReader::new(&words, 5);
-        let (back, read) = decode_block::<f64, D3>(&mut r, &p);
+        let (back, read) = decode_block::<f64, D3, u64>(&mut r, &p);
         assert_eq!(read, bits);
+        let mut r = BitReader::new(&words, 5);
+        assert_eq!(skip_block::<f64, D3, u64>(&mut r, &p), bits);
         let err = block.iter().zip(&back).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
         assert!(err <= 2f64.powi(-10), "error {err}");
     }

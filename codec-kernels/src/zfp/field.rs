@@ -140,6 +140,18 @@ pub fn scatter<S: Scalar, D: Dims>(block: &D::Block<S>, out: &mut [S], out_start
     let Some(base) = f.index(origin).checked_sub(out_start) else { return false };
     let valid = f.valid(origin);
     let p = block.as_ref();
+    if valid == [4, if D::D > 1 { 4 } else { valid[1] }, if D::D > 2 { 4 } else { valid[2] }] {
+        // Whole rows as fixed-size copies (kept apart from the partial case, whose
+        // variable-length copies become library calls).
+        for (r, row) in p.chunks_exact(4).enumerate() {
+            let at = base + row_offset(f, r);
+            let Some(dst) = out.get_mut(at..at + 4) else { return false };
+            for (d, &v) in dst.iter_mut().zip(row) {
+                *d = v;
+            }
+        }
+        return true;
+    }
     for (r, row) in p.chunks_exact(4).enumerate() {
         let (y, z) = (r % 4, r / 4);
         if y >= valid[1] || z >= valid[2] {

@@ -8,7 +8,7 @@ use super::block::{decode_block, encode_block, Params};
 use super::dims::Dims;
 use super::field::{gather, scatter, Field};
 use super::scalar::Scalar;
-use crate::bitstream::{BitReader, BitWriter};
+use crate::bitstream::{BitReader, BitWriter, SharedRange, Word};
 use crate::grid::Grid;
 
 /// Where the blocks of a fixed-rate stream lie.
@@ -37,7 +37,7 @@ impl FixedRate {
 
 /// Kernel body: encodes the blocks of grid thread `g` (a grid-stride loop, so any launch
 /// covers every block) from `data` into `out`, which must be zeroed beyond the header
-/// and shared by all threads. Returns false if one of its blocks holds a non-finite
+/// and shared by all threads (each block ORs only its two edge words, cuZFP style). Returns false if one of its blocks holds a non-finite
 /// value (that block's bits are then left zero).
 pub fn encode_fixed_rate_body<S: Scalar, D: Dims>(g: Grid, data: &[S], layout: &FixedRate, out: &[AtomicU64]) -> bool {
     let mut ok = true;
@@ -47,7 +47,9 @@ pub fn encode_fixed_rate_body<S: Scalar, D: Dims>(g: Grid, data: &[S], layout: &
         let Some(block) = gather::<S, D>(data, &layout.field, b) else {
             return false;
         };
-        let mut w = BitWriter::new(out, layout.block_offset(b));
+        let start = layout.block_offset(b);
+        let end = start + layout.params.maxbits as usize;
+        let mut w = BitWriter::new(SharedRange::new(out, start, end), start);
         ok &= encode_block::<S, D, _>(&mut w, &layout.params, &block).is_some();
         w.flush();
         b += g.global_count();
@@ -59,15 +61,15 @@ pub fn encode_fixed_rate_body<S: Scalar, D: Dims>(g: Grid, data: &[S], layout: &
 /// array's values from index `out_start` on. Returns false if `out` does not cover the
 /// block (nothing is written then) or the stream ends inside the block.
 #[inline]
-pub fn decode_fixed_rate_block<S: Scalar, D: Dims>(
+pub fn decode_fixed_rate_block<S: Scalar, D: Dims, R: Word>(
     b: usize,
-    words: &[u64],
+    words: &[R],
     layout: &FixedRate,
     out: &mut [S],
     out_start: usize,
 ) -> bool {
     let mut r = BitReader::new(words, layout.block_offset(b));
-    let (block, _) = decode_block::<S, D>(&mut r, &layout.params);
+    let (block, _) = decode_block::<S, D, R>(&mut r, &layout.params);
     !r.overrun() && scatter::<S, D>(&block, out, out_start, &layout.field, b)
 }
 
@@ -99,11 +101,11 @@ mod tests {
         assert_eq!(one[0] & 0x1fff, 0, "header bits untouched");
         let mut back = [0f32; 63];
         for b in 0..field.block_count() {
-            assert!(decode_fixed_rate_block::<f32, D2>(b, &one, &layout, &mut back, 0));
+            assert!(decode_fixed_rate_block::<f32, D2, u64>(b, &one, &layout, &mut back, 0));
         }
         let err = data.iter().zip(&back).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
         assert!(err < 1e-4, "error {err}");
-        assert!(!decode_fixed_rate_block::<f32, D2>(0, &one[..2], &layout, &mut back, 0));
+        assert!(!decode_fixed_rate_block::<f32, D2, u64>(0, &one[..2], &layout, &mut back, 0));
     }
 
     #[test]

@@ -14,7 +14,7 @@
 
 use super::dims::Dims;
 use super::scalar::Coefficient;
-use crate::bitstream::{low_mask, BitReader, BitWriter, WordSink};
+use crate::bitstream::{low_mask, BitReader, BitWriter, Word, WordSink};
 
 /// Masks of the bit positions whose bit `j` is clear, indexed by `log2 j`.
 const SWAP_MASKS: [u64; 6] = [
@@ -77,11 +77,26 @@ const fn side<U: Coefficient, D: Dims>() -> usize {
     }
 }
 
-/// The bit planes of a block whose coefficient at (sequency) position `i` is `coef(i)`.
+/// The bit planes of a block whose coefficient at (sequency) position `i` is `coef(i)`;
+/// with `top_only`, only the upper half of the planes (the lower half stays zero).
 #[inline(always)]
-fn to_planes<U: Coefficient, D: Dims>(coef: impl Fn(usize) -> U) -> D::Block<u64> {
+fn to_planes<U: Coefficient, D: Dims>(coef: impl Fn(usize) -> U, top_only: bool) -> D::Block<u64> {
     let s = side::<U, D>();
+    let w = U::BITS as usize;
     let mut rows = D::splat(0u64);
+    if D::N == 64 && top_only {
+        // Rows = planes for 64 coefficients: the top half of each coefficient, as h x h
+        // matrices in 64 / h lanes, transposes straight into planes h..w.
+        let h = w / 2;
+        let top = &mut rows.as_mut()[h..w];
+        for (i, row) in top.iter_mut().enumerate() {
+            for lane in 0..64 / h {
+                *row |= ((coef(h * lane + i).to_u64() >> h) & low_mask(h as u32)) << (h * lane);
+            }
+        }
+        transpose(top, h);
+        return rows;
+    }
     let r = rows.as_mut();
     if s == D::N {
         for (i, row) in r.iter_mut().enumerate() {
@@ -97,10 +112,25 @@ fn to_planes<U: Coefficient, D: Dims>(coef: impl Fn(usize) -> U) -> D::Block<u64
 }
 
 /// Hands the coefficients whose bit planes are `rows` (laid out as [`to_planes`] leaves
-/// them) to `put(position, coefficient)`.
+/// them) to `put(position, coefficient)`; planes below `lowest` are known to be zero.
 #[inline(always)]
-fn from_planes<U: Coefficient, D: Dims>(mut rows: D::Block<u64>, mut put: impl FnMut(usize, U)) {
+fn from_planes<U: Coefficient, D: Dims>(rows: &mut D::Block<u64>, lowest: u32, mut put: impl FnMut(usize, U)) {
     let s = side::<U, D>();
+    let w = U::BITS as usize;
+    if D::N == 64 && lowest as usize >= w / 2 {
+        // 64 coefficients, rows = planes, and only the top half of the planes holds
+        // bits (few planes decoded): transpose just that half, as h x h matrices in
+        // 64 / h lanes. Row r, lane j then holds the top bits of coefficient h*j + r.
+        let h = w / 2;
+        let top = &mut rows.as_mut()[h..w];
+        transpose(top, h);
+        for (i, &row) in top.iter().enumerate() {
+            for lane in 0..64 / h {
+                put(h * lane + i, U::from_u64(((row >> (h * lane)) & low_mask(h as u32)) << h));
+            }
+        }
+        return;
+    }
     let r = rows.as_mut();
     transpose(r, s);
     if s == D::N {
@@ -159,6 +189,13 @@ fn plane_bound(size: u32, n: u32) -> u32 {
     2 * size - n + 1
 }
 
+/// True if a whole plane can exceed 64 bits (only 64-value blocks): smaller blocks
+/// never need a second register or window for one plane.
+#[inline(always)]
+const fn wide<D: Dims>() -> bool {
+    2 * D::N + 1 > 64
+}
+
 /// Bits of one plane gathered in a register before they go to the writer.
 struct Pending {
     bits: u64,
@@ -170,8 +207,8 @@ struct Pending {
 impl Pending {
     /// Appends the `clen` low bits of `code` (`code < 2^clen`, `clen <= 64`).
     #[inline(always)]
-    fn push<W: WordSink>(&mut self, w: &mut BitWriter<W>, code: u64, clen: u32) {
-        if self.len + clen > 64 {
+    fn push<W: WordSink>(&mut self, w: &mut BitWriter<W>, code: u64, clen: u32, wide: bool) {
+        if wide && self.len + clen > 64 {
             w.write_bits(self.bits, self.len);
             self.written += self.len;
             (self.bits, self.len) = (0, 0);
@@ -216,10 +253,10 @@ pub fn encode_ints<U: Coefficient, D: Dims, W: WordSink>(
     maxprec: u32,
     coef: impl Fn(usize) -> U,
 ) -> u32 {
-    let rows = to_planes::<U, D>(coef);
+    let kmin = kmin::<U>(maxprec);
+    let rows = to_planes::<U, D>(coef, kmin >= U::BITS / 2);
     let rows = rows.as_ref();
     let size = D::N as u32;
-    let kmin = kmin::<U>(maxprec);
     let mut bits = maxbits;
     let mut n = 0u32;
     let mut k = U::BITS;
@@ -231,12 +268,12 @@ pub fn encode_ints<U: Coefficient, D: Dims, W: WordSink>(
         let mut rest = shr(x, n);
         while n < size {
             if rest == 0 {
-                acc.push(w, 0, 1);
+                acc.push(w, 0, 1, wide::<D>());
                 break;
             }
             let tz = rest.trailing_zeros();
             let (code, clen) = group_code(n, tz, size);
-            acc.push(w, code, clen);
+            acc.push(w, code, clen, wide::<D>());
             n += tz + 1;
             rest = shr(rest >> tz, 1);
         }
@@ -272,33 +309,33 @@ pub fn encode_ints<U: Coefficient, D: Dims, W: WordSink>(
     maxbits - bits
 }
 
-/// Decodes what [`encode_ints`] wrote with the same `maxbits` and `maxprec`, stopping
-/// at exactly the same points; hands every coefficient to `put(position, value)` and
-/// returns the bits read.
+/// Reads the planes [`encode_ints`] wrote with the same `maxbits` and `maxprec`,
+/// stopping at exactly the same points, and hands each to `on_plane(k, plane)`; returns
+/// the bits read. The shared core of decoding and of skipping a block.
 #[inline(always)]
-pub fn decode_ints<U: Coefficient, D: Dims>(
-    r: &mut BitReader<'_>,
+fn read_planes<U: Coefficient, D: Dims, R: Word>(
+    r: &mut BitReader<'_, R>,
     maxbits: u32,
     maxprec: u32,
-    put: impl FnMut(usize, U),
+    mut on_plane: impl FnMut(u32, u64),
 ) -> u32 {
-    let mut rows = D::splat(0u64);
     let size = D::N as u32;
     let kmin = kmin::<U>(maxprec);
     let mut bits = maxbits;
     let mut n = 0u32;
     let mut k = U::BITS;
-    // Planes that certainly fit the budget: the group tests are decoded from a 64-bit
-    // window (one group needs at most 1 + 63 bits), consumed once per window.
+    // Planes that certainly fit the budget: the verbatim bits and the group tests are
+    // taken from a 64-bit window (one group needs at most 1 + 63 bits), which is
+    // consumed and refilled only when a group might not fit (the verbatim bits and
+    // groups so far take at most 2n bits, so blocks below 64 values never refill).
     while bits >= plane_bound(size, n) && k > kmin {
         k -= 1;
-        let mut x = r.read_bits(n);
-        bits -= n;
         let mut window = r.peek_bits(64);
-        let mut used = 0u32;
+        let mut x = window & low_mask(n);
+        let mut used = n;
         while n < size {
             let lim = size - 1 - n;
-            if used + 1 + lim > 64 {
+            if wide::<D>() && used + 1 + lim > 64 {
                 r.read_bits(used);
                 bits -= used;
                 window = r.peek_bits(64);
@@ -317,7 +354,7 @@ pub fn decode_ints<U: Coefficient, D: Dims>(
         }
         r.read_bits(used);
         bits -= used;
-        set_plane::<U, D>(rows.as_mut(), k, x);
+        on_plane(k, x);
     }
     // The careful path, bit for bit against the budget.
     while bits > 0 && k > kmin {
@@ -341,10 +378,36 @@ pub fn decode_ints<U: Coefficient, D: Dims>(
             x |= 1 << n;
             n += 1;
         }
-        set_plane::<U, D>(rows.as_mut(), k, x);
+        on_plane(k, x);
     }
-    from_planes::<U, D>(rows, put);
     maxbits - bits
+}
+
+/// Decodes what [`encode_ints`] wrote with the same `maxbits` and `maxprec`; hands every
+/// coefficient to `put(position, value)` and returns the bits read.
+#[inline(always)]
+pub fn decode_ints<U: Coefficient, D: Dims, R: Word>(
+    r: &mut BitReader<'_, R>,
+    maxbits: u32,
+    maxprec: u32,
+    put: impl FnMut(usize, U),
+) -> u32 {
+    let mut rows = D::splat(0u64);
+    // Planes arrive from the top down: the last one seen is the lowest.
+    let mut lowest = U::BITS;
+    let bits = read_planes::<U, D, R>(r, maxbits, maxprec, |k, x| {
+        lowest = k;
+        set_plane::<U, D>(rows.as_mut(), k, x);
+    });
+    from_planes::<U, D>(&mut rows, lowest, put);
+    bits
+}
+
+/// Moves past what [`encode_ints`] wrote, without rebuilding the coefficients; returns
+/// the bits skipped.
+#[inline(always)]
+pub fn skip_ints<U: Coefficient, D: Dims, R: Word>(r: &mut BitReader<'_, R>, maxbits: u32, maxprec: u32) -> u32 {
+    read_planes::<U, D, R>(r, maxbits, maxprec, |_, _| {})
 }
 
 #[cfg(test)]
@@ -370,17 +433,33 @@ mod tests {
             *u = U::from_u64(rng(seed));
         }
         let c = coef.as_ref();
-        let rows = to_planes::<U, D>(|i| c[i]);
+        let rows = to_planes::<U, D>(|i| c[i], false);
         for k in 0..U::BITS {
             assert_eq!(plane::<U, D>(rows.as_ref(), k), naive_plane(coef.as_ref(), k), "plane {k}");
+        }
+        let rows = to_planes::<U, D>(|i| c[i], true);
+        for k in U::BITS / 2..U::BITS {
+            assert_eq!(plane::<U, D>(rows.as_ref(), k), naive_plane(coef.as_ref(), k), "top plane {k}");
         }
         let mut rebuilt = D::splat(0u64);
         for k in 0..U::BITS {
             set_plane::<U, D>(rebuilt.as_mut(), k, naive_plane(coef.as_ref(), k));
         }
         let mut back = D::splat(U::default());
-        from_planes::<U, D>(rebuilt, |i, u| back.as_mut()[i] = u);
+        from_planes::<U, D>(&mut rebuilt, 0, |i, u| back.as_mut()[i] = u);
         assert_eq!(back.as_ref(), coef.as_ref());
+        // With the low half of every coefficient clear, the half-size transpose.
+        let mut top = coef;
+        for u in top.as_mut() {
+            *u = U::from_u64(u.to_u64() >> (U::BITS / 2) << (U::BITS / 2));
+        }
+        let mut rebuilt = D::splat(0u64);
+        for k in U::BITS / 2..U::BITS {
+            set_plane::<U, D>(rebuilt.as_mut(), k, naive_plane(top.as_ref(), k));
+        }
+        let mut back = D::splat(U::default());
+        from_planes::<U, D>(&mut rebuilt, U::BITS / 2, |i, u| back.as_mut()[i] = u);
+        assert_eq!(back.as_ref(), top.as_ref());
     }
 
     #[test]
@@ -461,8 +540,11 @@ mod tests {
         }
         let mut r = BitReader::new(&words, 3);
         let mut back = D::splat(0u32);
-        let read = decode_ints::<u32, D>(&mut r, maxbits, maxprec, |i, u| back.as_mut()[i] = u);
+        let read = decode_ints::<u32, D, u64>(&mut r, maxbits, maxprec, |i, u| back.as_mut()[i] = u);
         assert_eq!(read, nbits);
+        let mut r = BitReader::new(&words, 3);
+        assert_eq!(skip_ints::<u32, D, u64>(&mut r, maxbits, maxprec), nbits);
+        assert_eq!(r.position(), 3 + nbits as usize);
         if nbits < maxbits && maxprec >= 32 {
             // Nothing was cut off: the coefficients come back exactly.
             assert_eq!(back.as_ref(), coef.as_ref());

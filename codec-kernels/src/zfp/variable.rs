@@ -5,11 +5,11 @@
 
 use core::ops::Range;
 
-use super::block::{decode_block, encode_block, Params};
+use super::block::{decode_block, encode_block, skip_block, Params};
 use super::dims::Dims;
 use super::field::{gather, scatter, Field};
 use super::scalar::{Coefficient, Scalar};
-use crate::bitstream::{BitReader, BitWriter, WordSink};
+use crate::bitstream::{BitReader, BitWriter, Word, WordSink};
 
 /// Upper bound on the bits one block takes under `p`: exponent, plus per coded plane
 /// the verbatim bits (at most N), plus at most N positive and one negative group test
@@ -41,8 +41,8 @@ pub fn encode_blocks<S: Scalar, D: Dims, W: WordSink>(
 /// Decodes `blocks` one after another from `r` into `out`, which holds the array's
 /// values from index `out_start` on. Returns false if `out` does not cover a block or
 /// the stream ends early.
-pub fn decode_blocks<S: Scalar, D: Dims>(
-    r: &mut BitReader<'_>,
+pub fn decode_blocks<S: Scalar, D: Dims, R: Word>(
+    r: &mut BitReader<'_, R>,
     field: &Field,
     p: &Params,
     blocks: Range<usize>,
@@ -50,8 +50,21 @@ pub fn decode_blocks<S: Scalar, D: Dims>(
     out_start: usize,
 ) -> bool {
     for b in blocks {
-        let (block, _) = decode_block::<S, D>(r, p);
+        let (block, _) = decode_block::<S, D, R>(r, p);
         if r.overrun() || !scatter::<S, D>(&block, out, out_start, field, b) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Moves `r` past `count` blocks without decoding them (the first pass of a parallel
+/// decode, which finds where each tile of blocks starts). Returns false if the stream
+/// ends early.
+pub fn skip_blocks<S: Scalar, D: Dims, R: Word>(r: &mut BitReader<'_, R>, p: &Params, count: usize) -> bool {
+    for _ in 0..count {
+        skip_block::<S, D, R>(r, p);
+        if r.overrun() {
             return false;
         }
     }
@@ -108,11 +121,16 @@ mod tests {
         assert_eq!(joined, whole);
         let mut out = [0f64; 37];
         let mut r = BitReader::new(&joined, 7);
-        assert!(decode_blocks::<f64, D1>(&mut r, &field, &TOL, 0..nb, &mut out, 0));
+        assert!(decode_blocks::<f64, D1, u64>(&mut r, &field, &TOL, 0..nb, &mut out, 0));
         assert_eq!(r.position(), end);
+        // Skipping the first tile lands where the second was copied.
+        let mut r = BitReader::new(&joined, 7);
+        assert!(skip_blocks::<f64, D1, u64>(&mut r, &TOL, 4));
+        assert_eq!(r.position(), 7 + n0);
+        assert!(!skip_blocks::<f64, D1, u64>(&mut BitReader::new(&joined[..1], 7), &TOL, nb));
         assert!(data.iter().zip(&out).all(|(a, b)| (a - b).abs() <= 2f64.powi(-12)));
         let mut r = BitReader::new(&joined[..3], 7);
-        assert!(!decode_blocks::<f64, D1>(&mut r, &field, &TOL, 0..nb, &mut out, 0));
+        assert!(!decode_blocks::<f64, D1, u64>(&mut r, &field, &TOL, 0..nb, &mut out, 0));
     }
 
     #[test]

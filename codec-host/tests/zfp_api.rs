@@ -1,0 +1,147 @@
+//! The zfp codec's contract apart from byte identity: typed errors for bad input, the
+//! fixed-accuracy error bound, and identical results for any thread count.
+
+mod common;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use codec_host::zfp::{params_for, Header};
+use codec_host::{Codec, CpuExecutor, ElemType, Error, Shape};
+use codec_kernels::bitstream::BitWriter;
+use codec_kernels::grid::LaunchConfig;
+use codec_kernels::zfp::fixed_rate::encode_fixed_rate_body;
+use codec_kernels::zfp::{Field, FixedRate, D3};
+use common::{Kind, Rng, Values};
+
+const RATE: Codec = Codec::ZfpFixedRate { rate: 8.0 };
+const TOL: Codec = Codec::ZfpFixedAccuracy { tolerance: 1e-3 };
+
+#[test]
+fn bad_input_gets_typed_errors() {
+    let data = vec![1.0f32; 64];
+    for codec in [RATE, TOL] {
+        assert_eq!(codec.compress(&data, Shape::d3(4, 0, 16)), Err(Error::ZeroSize));
+        assert_eq!(codec.compress::<f32>(&[], Shape::d1(0)), Err(Error::ZeroSize));
+        assert!(matches!(codec.compress(&data, Shape::d2(8, 9)), Err(Error::BadDims(_))));
+        assert!(matches!(codec.compress(&data[..63], Shape::d1(64)), Err(Error::BadDims(_))));
+        let mut bad = data.clone();
+        bad[37] = f32::NAN;
+        assert_eq!(codec.compress(&bad, Shape::d3(4, 4, 4)), Err(Error::NonFinite { index: 37 }));
+        bad[37] = 1.0;
+        bad[63] = f32::NEG_INFINITY;
+        assert_eq!(codec.compress(&bad, Shape::d1(64)), Err(Error::NonFinite { index: 63 }));
+    }
+    // A 3D extent above 65536 does not fit zfp's header.
+    let big = vec![0f64; 65537];
+    assert!(matches!(RATE.compress(&big, Shape::d3(65537, 1, 1)), Err(Error::BadDims(_))));
+    for codec in [
+        Codec::ZfpFixedRate { rate: 0.0 },
+        Codec::ZfpFixedRate { rate: f64::NAN },
+        Codec::ZfpFixedRate { rate: 1e6 },
+        Codec::ZfpFixedAccuracy { tolerance: 0.0 },
+        Codec::ZfpFixedAccuracy { tolerance: -1.0 },
+        Codec::ZfpFixedAccuracy { tolerance: f64::INFINITY },
+    ] {
+        assert!(matches!(codec.compress(&data, Shape::d1(64)), Err(Error::ParamOutOfRange(_))), "{codec:?}");
+    }
+}
+
+#[test]
+fn decoding_checks_type_and_room() {
+    let data: Vec<f64> = (0..100).map(|i| i as f64 * 0.5).collect();
+    for codec in [RATE, TOL] {
+        let stream = codec.compress(&data, Shape::d2(10, 10)).unwrap();
+        let mut f32s = vec![0f32; 100];
+        assert_eq!(
+            codec_host::decompress_into(&stream, &mut f32s),
+            Err(Error::TypeMismatch { stream: ElemType::F64, requested: ElemType::F32 })
+        );
+        let mut short = vec![0f64; 99];
+        assert_eq!(codec_host::decompress_into(&stream, &mut short), Err(Error::BufferTooSmall { needed: 100, got: 99 }));
+        let mut long = vec![7f64; 101];
+        let info = codec_host::decompress_into(&stream, &mut long).unwrap();
+        assert_eq!(info.shape, Shape::d2(10, 10));
+        assert_eq!(info.stream_bytes, stream.len());
+        assert_eq!(long[100], 7.0, "values past the array stay untouched");
+        assert_eq!(codec_host::inspect(&stream).unwrap().elem, ElemType::F64);
+    }
+}
+
+#[test]
+fn inspect_reports_the_effective_parameters() {
+    let data = vec![0.5f32; 1000];
+    let info = codec_host::inspect(&Codec::ZfpFixedRate { rate: 1.0 }.compress(&data, Shape::d1(1000)).unwrap()).unwrap();
+    // 4 bits per block raised to 1 + 8 bits.
+    assert_eq!(info.codec, Codec::ZfpFixedRate { rate: 2.25 });
+    let info = codec_host::inspect(&TOL.compress(&data, Shape::d1(1000)).unwrap()).unwrap();
+    assert_eq!(info.codec, Codec::ZfpFixedAccuracy { tolerance: 2f64.powi(-10) });
+    assert!(info.ratio() > 2.0, "ratio {}", info.ratio());
+}
+
+#[test]
+fn fixed_accuracy_error_stays_within_tolerance() {
+    let mut rng = Rng::new(99);
+    let exec = CpuExecutor::new(1).unwrap();
+    for elem in [ElemType::F32, ElemType::F64] {
+        let tolerances: &[f64] = if elem == ElemType::F32 { &[1e-1, 1e-2, 1e-3, 1e-4, 1e-5] } else { &[1e-1, 1e-3, 1e-5, 1e-7, 1e-9] };
+        for dims in [&[1000][..], &[37, 29][..], &[13, 11, 9][..]] {
+            let shape = Shape::from_dims(dims).unwrap();
+            for kind in [Kind::Smooth, Kind::Noisy, Kind::Constant] {
+                let values = Values::generate(kind, elem, shape, &mut rng);
+                for &tolerance in tolerances {
+                    let codec = Codec::ZfpFixedAccuracy { tolerance };
+                    let stream = values.compress(&codec, shape, &exec).unwrap();
+                    let back = Values::decompress(&stream, elem, values.len(), &exec).unwrap();
+                    let err = values.max_abs_diff(&back);
+                    assert!(err <= tolerance, "{elem} {shape} {kind:?} tol {tolerance}: error {err}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn thread_count_does_not_change_streams_or_values() {
+    let mut rng = Rng::new(5);
+    let one = CpuExecutor::new(1).unwrap();
+    let three = CpuExecutor::new(3).unwrap();
+    for elem in [ElemType::F32, ElemType::F64] {
+        for dims in [&[100_003][..], &[301, 97][..], &[41, 37, 23][..]] {
+            let shape = Shape::from_dims(dims).unwrap();
+            let values = Values::generate(Kind::Smooth, elem, shape, &mut rng);
+            for codec in [RATE, Codec::ZfpFixedRate { rate: 5.5 }, TOL, Codec::ZfpFixedAccuracy { tolerance: 1e-6 }] {
+                let a = values.compress(&codec, shape, &one).unwrap();
+                let b = values.compress(&codec, shape, &three).unwrap();
+                assert!(a == b, "{elem} {shape} {codec}: streams differ between 1 and 3 threads");
+                let da = Values::decompress(&a, elem, values.len(), &one).unwrap();
+                let db = Values::decompress(&a, elem, values.len(), &three).unwrap();
+                assert_eq!(da.to_bytes(), db.to_bytes(), "{elem} {shape} {codec}: values differ");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_one_block_per_thread_kernel_writes_what_compress_writes() {
+    // The cuZFP-style body (one grid thread per block, edge words OR-ed into a shared
+    // zeroed buffer), run by the CPU executor as a GPU would run it.
+    let shape = Shape::d3(29, 17, 11);
+    let data: Vec<f32> = (0..shape.len()).map(|i| ((i as f32) * 0.013).sin() * 3.0).collect();
+    for rate in [3.0, 8.0, 11.5] {
+        let codec = Codec::ZfpFixedRate { rate };
+        let header = Header { elem: ElemType::F32, shape, params: params_for(&codec, ElemType::F32, 3).unwrap() };
+        let layout = FixedRate { field: Field::new([29, 17, 11]), params: header.params, header_bits: header.bits() };
+        let words: Vec<AtomicU64> = (0..layout.total_bits().div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
+        let mut w = BitWriter::new(&words[..], 0);
+        header.write(&mut w).unwrap();
+        w.flush();
+        let exec = CpuExecutor::new(3).unwrap();
+        for block_dim in [1, 32, 128] {
+            let cfg = LaunchConfig::for_items(layout.field.block_count(), block_dim);
+            exec.launch(cfg, |g| assert!(encode_fixed_rate_body::<f32, D3>(g, &data, &layout, &words)));
+        }
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.load(Ordering::Relaxed).to_le_bytes()).collect();
+        // Launched three times: OR-ing the same bits again changes nothing.
+        assert_eq!(bytes, codec.compress(&data, shape).unwrap(), "rate {rate}");
+    }
+}
