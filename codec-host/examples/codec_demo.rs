@@ -37,7 +37,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let td = t.elapsed().as_secs_f64();
         println!(
             "{:<22} {:>8.2} {:>12.3e} {:>14.0} {:>14.0}",
-            format!("{codec:?}").replace("Zfp", "zfp ").replace(" { ", " ").replace(" }", ""),
+            codec.to_string(),
             info.ratio(),
             datasets::max_abs_error(&field, &back),
             bytes / tc / 1e6,

@@ -150,3 +150,36 @@ fn errors_exit_non_zero_with_one_line() {
         assert!(err.contains(needle), "{args:?}: {err:?}");
     }
 }
+
+#[test]
+fn szx_streams_round_trip_within_the_bound_plain_and_pipelined() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = path(dir.path(), "in.raw");
+    let back = path(dir.path(), "back.raw");
+    let n = 12_000; // three pipelined chunks of 5120 values, the last one ragged
+    let values: Vec<f64> = (0..n).map(|i| (i as f64 * 0.013).sin() * 3.0 + if i % 7 == 0 { 0.0 } else { 1e-4 }).collect();
+    fs::write(&raw, Values::F64(values.clone()).to_bytes()).unwrap();
+    for (extra, codec, chunks) in
+        [(None, "codec: szx=0.001", "chunks: 1 of"), (Some("--pipelined"), "codec: szx-pipelined=0.001,5120", "chunks: 3 of 5120 values")]
+    {
+        let s = path(dir.path(), "out.szx");
+        let mut args = vec!["compress", "--codec", "szx=1e-3", "--type", "f64", "--dims", "12000", &raw, &s];
+        args.extend(extra);
+        ccoll_ok(&args);
+        let info = ccoll_ok(&["info", &s]);
+        for line in [codec, "type: f64", "dims: 12000", "block size: 128 values", chunks] {
+            assert!(info.lines().any(|l| l.starts_with(line)), "missing {line:?} in\n{info}");
+        }
+        assert!(info.contains(&format!("pipelined: {}", if extra.is_some() { "yes" } else { "no" })), "{info}");
+        ccoll_ok(&["decompress", &s, &back]);
+        let got = fs::read(&back).unwrap();
+        assert_eq!(got.len(), n * 8);
+        for (i, (c, &v)) in got.chunks_exact(8).zip(&values).enumerate() {
+            let d = f64::from_le_bytes(c.try_into().unwrap());
+            assert!((d - v).abs() <= 1e-3, "value {i}: {v} came back as {d}");
+        }
+    }
+    let out = ccoll(&["compress", "--codec", "zfp-tol=1e-3", "--pipelined", "--type", "f64", "--dims", "12000", &raw, &back]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--pipelined applies to szx"));
+}

@@ -1,7 +1,8 @@
 //! `ccoll`: compress and decompress raw little-endian arrays, inspect streams.
 //!
 //! ```text
-//! ccoll compress --codec zfp-rate=R|zfp-tol=T --type f32|f64 --dims NX[xNY[xNZ]] [--threads N] IN OUT
+//! ccoll compress --codec zfp-rate=R|zfp-tol=T|szx=E|szx-rel=R [--pipelined]
+//!                --type f32|f64 --dims NX[xNY[xNZ]] [--threads N] IN OUT
 //! ccoll decompress [--threads N] IN OUT
 //! ccoll info IN
 //! ```
@@ -14,6 +15,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
+use codec_host::szx::ErrorBound;
 use codec_host::{Codec, CpuExecutor, ElemType, Element, Shape, StreamInfo};
 
 #[derive(Parser)]
@@ -38,9 +40,14 @@ enum Command {
 
 #[derive(Args)]
 struct CompressArgs {
-    /// Codec and parameter, e.g. zfp-rate=8 or zfp-tol=1e-3.
+    /// Codec and parameter: zfp-rate=R, zfp-tol=T, szx=E (absolute bound) or szx-rel=R
+    /// (bound R x value range).
     #[arg(long, value_parser = parse::<Codec>)]
     codec: Codec,
+    /// With szx=E or szx-rel=R: write a pipelined stream of independently decodable
+    /// chunks of 5120 values (see docs/formats/szx.md).
+    #[arg(long)]
+    pipelined: bool,
     /// Element type: f32 or f64.
     #[arg(long = "type", value_parser = parse::<ElemType>)]
     elem: ElemType,
@@ -130,7 +137,21 @@ fn compress_as<T: Raw>(raw: &[u8], a: &CompressArgs) -> Result<Vec<u8>, String> 
         ));
     }
     let values: Vec<T> = raw.chunks_exact(T::SIZE).map(T::from_le).collect();
-    a.codec.compress_with(&values, a.dims, &a.threads.executor()?).map_err(|e| e.to_string())
+    codec(a)?.compress_with(&values, a.dims, &a.threads.executor()?).map_err(|e| e.to_string())
+}
+
+/// The codec of `compress`, with `--pipelined` applied.
+fn codec(a: &CompressArgs) -> Result<Codec, String> {
+    if !a.pipelined {
+        return Ok(a.codec);
+    }
+    let chunk_values = codec_host::szx::SzxOptions::default().chunk_values;
+    match a.codec {
+        Codec::Szx { abs_error } => Ok(Codec::SzxPipelined { bound: ErrorBound::Abs(abs_error), chunk_values }),
+        Codec::SzxRelative { rel_error } => Ok(Codec::SzxPipelined { bound: ErrorBound::Rel(rel_error), chunk_values }),
+        Codec::SzxPipelined { .. } => Ok(a.codec),
+        other => Err(format!("--pipelined applies to szx=E and szx-rel=R, not {other}")),
+    }
 }
 
 fn decompress_as<T: Raw>(stream: &[u8], info: &StreamInfo, exec: &CpuExecutor) -> Result<Vec<u8>, String> {
@@ -154,7 +175,27 @@ fn mode_lines(stream: &[u8], info: &StreamInfo) -> Vec<String> {
             ],
             Err(_) => Vec::new(),
         },
-        _ => Vec::new(),
+        Codec::Szx { .. } | Codec::SzxRelative { .. } | Codec::SzxPipelined { .. } => match codec_host::szx::describe(stream) {
+            Ok(d) => {
+                let h = &d.header;
+                let b = &d.blocks;
+                vec![
+                    format!(
+                        "bound: abs {:e}{}",
+                        h.abs_error,
+                        h.rel_error.map_or(String::new(), |r| format!(" (rel {r:e} of the value range)"))
+                    ),
+                    format!("pipelined: {}", if h.pipelined { "yes" } else { "no" }),
+                    format!("block size: {} values", h.block_size),
+                    format!("chunks: {} of {} values", h.chunk_count, h.chunk_values),
+                    format!(
+                        "blocks: {} zero, {} constant, {} offset-coded, {} direct-coded, {} raw",
+                        b.zero, b.constant, b.offset, b.direct, b.raw
+                    ),
+                ]
+            }
+            Err(_) => Vec::new(),
+        },
     }
 }
 
