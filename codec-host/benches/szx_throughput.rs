@@ -7,10 +7,21 @@
 //! `SZX_BENCH_DATA=smooth3d|grad16m` runs one data set only.
 
 use std::hint::black_box;
-use std::os::raw::{c_int, c_uint, c_void};
+use std::os::raw::c_void;
+use std::sync::OnceLock;
+use std::time::Instant;
 
 use codec_host::szx::{self, pipelined, ErrorBound, SzxOptions};
 use codec_host::{Codec, CpuExecutor, Shape};
+
+mod support;
+use support::thread_cpu_time;
+
+/// A fixed origin for wall-clock readings.
+fn wall_epoch() -> Instant {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
 
 /// A clock: the calling thread's CPU time for single-threaded runs (other jobs on the
 /// shared machine preempt us; CPU time leaves that out), wall time for parallel runs.
@@ -22,24 +33,10 @@ enum Clock {
 
 impl Clock {
     fn now(self) -> f64 {
-        #[repr(C)]
-        struct Timespec {
-            sec: i64,
-            nsec: i64,
+        match self {
+            Clock::ThreadCpu => thread_cpu_time().as_secs_f64(),
+            Clock::Wall => wall_epoch().elapsed().as_secs_f64(),
         }
-        extern "C" {
-            fn clock_gettime(clock: c_int, ts: *mut Timespec) -> c_int;
-        }
-        const CLOCK_MONOTONIC: c_int = 1;
-        const CLOCK_THREAD_CPUTIME_ID: c_int = 3;
-        let id = match self {
-            Clock::ThreadCpu => CLOCK_THREAD_CPUTIME_ID,
-            Clock::Wall => CLOCK_MONOTONIC,
-        };
-        let mut ts = Timespec { sec: 0, nsec: 0 };
-        // SAFETY: `ts` is a valid out-pointer for the call.
-        unsafe { clock_gettime(id, &mut ts) };
-        ts.sec as f64 + ts.nsec as f64 * 1e-9
     }
 
     /// Best of `reps` timings of `f`.
@@ -54,40 +51,10 @@ impl Clock {
     }
 }
 
-/// The zfp 1.0 C API, as much as this benchmark uses.
+/// The zfp C library's fixed-accuracy mode, timed the same way as ours.
 mod zfp_c {
+    use super::support::c_zfp::*;
     use super::*;
-
-    #[repr(C)]
-    pub struct ZfpStream {
-        _opaque: [u8; 0],
-    }
-    #[repr(C)]
-    pub struct ZfpField {
-        _opaque: [u8; 0],
-    }
-    #[repr(C)]
-    pub struct BitStream {
-        _opaque: [u8; 0],
-    }
-    pub const TYPE_FLOAT: c_uint = 3;
-
-    #[link(name = "zfp")]
-    extern "C" {
-        pub fn zfp_stream_open(stream: *mut BitStream) -> *mut ZfpStream;
-        pub fn zfp_stream_close(zfp: *mut ZfpStream);
-        pub fn zfp_stream_set_accuracy(zfp: *mut ZfpStream, tolerance: f64) -> f64;
-        pub fn zfp_stream_maximum_size(zfp: *const ZfpStream, field: *const ZfpField) -> usize;
-        pub fn zfp_stream_set_bit_stream(zfp: *mut ZfpStream, stream: *mut BitStream);
-        pub fn zfp_stream_rewind(zfp: *mut ZfpStream);
-        pub fn zfp_field_1d(pointer: *mut c_void, t: c_uint, nx: usize) -> *mut ZfpField;
-        pub fn zfp_field_3d(pointer: *mut c_void, t: c_uint, nx: usize, ny: usize, nz: usize) -> *mut ZfpField;
-        pub fn zfp_field_free(field: *mut ZfpField);
-        pub fn zfp_compress(zfp: *mut ZfpStream, field: *const ZfpField) -> usize;
-        pub fn zfp_decompress(zfp: *mut ZfpStream, field: *mut ZfpField) -> usize;
-        pub fn stream_open(buffer: *mut c_void, bytes: usize) -> *mut BitStream;
-        pub fn stream_close(stream: *mut BitStream);
-    }
 
     /// Fixed-accuracy compression of `data` (shape `dims`, x fastest) and decompression
     /// into `back`; returns (compressed bytes, best compress s, best decompress s).
@@ -96,8 +63,8 @@ mod zfp_c {
         // handles are freed before returning.
         unsafe {
             let field = |p: *mut f32| match *dims {
-                [nx, ny, nz] => zfp_field_3d(p as *mut c_void, TYPE_FLOAT, nx, ny, nz),
-                _ => zfp_field_1d(p as *mut c_void, TYPE_FLOAT, data.len()),
+                [nx, ny, nz] => zfp_field_3d(p as *mut c_void, ZFP_TYPE_FLOAT, nx, ny, nz),
+                _ => zfp_field_1d(p as *mut c_void, ZFP_TYPE_FLOAT, data.len()),
             };
             let fin = field(data.as_ptr() as *mut f32);
             let zfp = zfp_stream_open(std::ptr::null_mut());
