@@ -297,18 +297,13 @@ pub const MAX_AUTO_CHUNKS: usize = 8;
 /// Lower limit of an automatic chunk's size.
 pub const MIN_AUTO_CHUNK_BYTES: usize = 256 << 10;
 
-/// Parses a codec as the command lines write it: `szx:ABS_ERROR`, `szx-rel:REL_ERROR`,
-/// `zfp-acc:TOLERANCE`, `zfp-rate:RATE` (or with `=` for `:`, as in `szx-rel=1e-3`).
+/// Parses a codec as the command lines write it: the codec's own spec (`szx=E`,
+/// `szx-rel=R`, `zfp-tol=T`, `zfp-rate=R`, see `Codec`'s `FromStr`), also with `:` for
+/// `=` and `zfp-acc` for `zfp-tol` (`szx:1e-3`, `zfp-acc:1e-3`).
 pub fn parse_codec(spec: &str) -> Result<Codec, CollError> {
-    let (name, value) = spec.split_once([':', '=']).ok_or_else(|| CollError::Config(format!("codec {spec:?} is not NAME:VALUE")))?;
-    let value: f64 = value.trim().parse().map_err(|_| CollError::Config(format!("codec {spec:?}: {value:?} is not a number")))?;
-    match name.trim() {
-        "szx" => Ok(Codec::Szx { abs_error: value }),
-        "szx-rel" => Ok(Codec::SzxRelative { rel_error: value }),
-        "zfp-rate" => Ok(Codec::ZfpFixedRate { rate: value }),
-        "zfp-acc" => Ok(Codec::ZfpFixedAccuracy { tolerance: value }),
-        other => Err(CollError::Config(format!("unknown codec {other:?} (szx, szx-rel, zfp-acc, zfp-rate)"))),
-    }
+    let spec = spec.trim().replacen(':', "=", 1);
+    let spec = spec.strip_prefix("zfp-acc=").map_or(spec.clone(), |t| format!("zfp-tol={t}"));
+    spec.parse::<Codec>().map_err(|e| CollError::Config(format!("codec {spec:?}: {e}")))
 }
 
 #[cfg(test)]
@@ -369,6 +364,7 @@ mod tests {
         assert_eq!(parse_codec("szx:1e-3").unwrap(), Codec::Szx { abs_error: 1e-3 });
         assert_eq!(parse_codec("szx-rel:1e-4").unwrap(), Codec::SzxRelative { rel_error: 1e-4 });
         assert_eq!(parse_codec("szx-rel=1e-3").unwrap(), Codec::SzxRelative { rel_error: 1e-3 });
+        assert_eq!(parse_codec("zfp-tol=1e-3").unwrap(), Codec::ZfpFixedAccuracy { tolerance: 1e-3 });
         assert!(parse_codec("zfp-acc").is_err());
         assert!(parse_codec("zfp-acc:x").is_err());
         assert!(parse_codec("lz4:1").is_err());
