@@ -29,9 +29,11 @@ pub fn tile_blocks(nblocks: usize, threads: usize) -> usize {
 /// the slab starts; measured (instructions, smooth3d) that pass costs about a third of
 /// a full decode for 3D blocks but two thirds for 1D blocks, whose 4 values leave
 /// little besides parsing. With a serial fraction f the speed-up is 1 / (f + 1/threads),
-/// so 1D needs at least 4 threads to gain.
+/// so 1D needs at least 4 threads to gain. For 2D/3D two threads did not gain either:
+/// on smooth3d 3D (tolerances 1e-2..1e-4) the 2-thread parallel decode ran at 0.93-0.96x
+/// the serial one (docs/benchmarks-zfp.md), so the parallel path starts at 3 threads.
 pub fn parallel_variable_decode<D: Dims>(threads: usize) -> bool {
-    threads >= if D::D == 1 { 4 } else { 2 }
+    threads >= if D::D == 1 { 4 } else { 3 }
 }
 
 /// A slab: whole layers of blocks along the slowest axis, which cover a contiguous
@@ -78,7 +80,8 @@ mod tests {
     #[test]
     fn parallel_decode_needs_enough_threads() {
         assert!(!parallel_variable_decode::<D3>(1));
-        assert!(parallel_variable_decode::<D3>(2));
+        assert!(!parallel_variable_decode::<D3>(2));
+        assert!(parallel_variable_decode::<D3>(3));
         assert!(!parallel_variable_decode::<D1>(2));
         assert!(parallel_variable_decode::<D1>(4));
     }
