@@ -82,8 +82,8 @@ fn fixed_rate<T: Element, D: Dims>(data: &[T], header: &Header, exec: &CpuExecut
 }
 
 /// A run of consecutive blocks coded into its own buffer.
-struct Run {
-    words: Vec<u64>,
+struct Run<'a> {
+    words: &'a [u64],
     bits: usize,
 }
 
@@ -95,16 +95,22 @@ fn variable<T: Element, D: Dims>(data: &[T], header: &Header, exec: &CpuExecutor
     let params = header.params;
     let nblocks = field.block_count();
     let bound = max_block_bits::<T, D>(&params);
+    let tile = tile_blocks(nblocks, exec.threads());
+    // One scratch allocation cut into a worst-case slot per tile: a buffer per tile
+    // made the threads contend in the allocator and the page-fault path.
+    let slot_words = (tile * bound).div_ceil(64);
+    let mut scratch = vec![0u64; nblocks.div_ceil(tile) * slot_words];
+    let slots: Vec<&mut [u64]> = scratch.chunks_mut(slot_words).collect();
     let runs = exec
-        .map_tiles(nblocks, tile_blocks(nblocks, exec.threads()), |blocks| {
-            let mut words = vec![0u64; (blocks.len() * bound).div_ceil(64)];
-            let mut w = BitWriter::new(&mut words[..], 0);
+        .map_items(slots, |i, words| {
+            let blocks = i * tile..((i + 1) * tile).min(nblocks);
+            let mut w = BitWriter::new(&mut *words, 0);
             if !encode_blocks::<T, D, _>(&mut w, data, &field, &params, blocks) {
                 return Err(non_finite(data));
             }
             let bits = w.position();
             w.flush();
-            Ok(Run { words, bits })
+            Ok(Run { words: &*words, bits })
         })
         .into_iter()
         .collect::<Result<Vec<_>>>()?;
@@ -116,7 +122,7 @@ fn variable<T: Element, D: Dims>(data: &[T], header: &Header, exec: &CpuExecutor
     }
     let mut out = output_with_header(header, at)?;
     assemble(exec, &mut out, &ranges, |i, mut w| {
-        copy_bits(&runs[i].words, runs[i].bits, &mut w);
+        copy_bits(runs[i].words, runs[i].bits, &mut w);
         w
     });
     Ok(out)
