@@ -112,7 +112,7 @@ fn the_oracle_is_exact() {
 /// radius right at E.
 #[test]
 fn constant_blocks_near_the_bound_hold_it() {
-    let mut r = szx_common::Rng(7);
+    let mut r = szx_common::Rng::new(7);
     for _ in 0..200 {
         let e = 2e-5 * (1.0 + r.unit());
         let base = 100.0 + r.unit();
@@ -183,7 +183,7 @@ fn executor_threads_do_not_change_the_bytes() {
 /// values some land just beyond `E` (this test fails if that check is removed).
 #[test]
 fn offset_coding_survives_triple_rounding() {
-    let mut r = szx_common::Rng(2);
+    let mut r = szx_common::Rng::new(2);
     for _ in 0..4000 {
         let b = 2f64.powi(r.below(20) as i32 - 10) * (1.0 + r.unit());
         let a = b * r.unit() / 3.0;

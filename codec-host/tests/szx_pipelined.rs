@@ -87,7 +87,7 @@ fn chunks_compressed_into_separate_buffers_form_the_same_stream() {
 #[test]
 fn a_decoder_fed_growing_prefixes_decodes_each_chunk_once_it_has_arrived() {
     let ex = exec();
-    let mut r = Rng(3);
+    let mut r = Rng::new(3);
     for kind in 0..KINDS {
         let x: Vec<f64> = data(kind, 3000 + kind * 100, kind as u64, as_f64);
         let opts = SzxOptions { block_size: 32, chunk_values: 512 };

@@ -76,32 +76,16 @@ pub fn check_all<T: Element>(x: &[T], y: &[T], e: f64) -> Result<(), String> {
     x.iter().zip(y).enumerate().try_for_each(|(i, (&a, &b))| check_value(i, a, b, e))
 }
 
-/// A small deterministic generator (SplitMix64).
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    /// Uniform in [0, 1).
-    pub fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
+#[path = "../rng/mod.rs"]
+mod rng;
+pub use rng::Rng;
 
 /// Kinds of test data, adversarial ones included.
 pub const KINDS: usize = 10;
 
 /// `n` values of kind `kind` (0..KINDS) from `seed`, as f64 (callers narrow to f32).
 pub fn data(kind: usize, n: usize, seed: u64, narrow: fn(f64) -> f64) -> Vec<f64> {
-    let mut r = Rng(seed);
+    let mut r = Rng::new(seed);
     let scale = 10f64.powi(r.below(13) as i32 - 6);
     let v: Vec<f64> = match kind {
         // Smooth field with noise.
@@ -149,7 +133,7 @@ pub fn data(kind: usize, n: usize, seed: u64, narrow: fn(f64) -> f64) -> Vec<f64
         // Random finite bit patterns.
         8 => (0..n)
             .map(|_| loop {
-                let v = narrow(f64::from_bits(r.next()));
+                let v = narrow(f64::from_bits(r.next_u64()));
                 if v.is_finite() {
                     break v;
                 }
