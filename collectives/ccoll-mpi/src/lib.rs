@@ -1,0 +1,19 @@
+//! `libccoll_mpi.so`: the compressed collectives for MPI programs that know nothing of
+//! them. Loaded with `LD_PRELOAD`, it defines `MPI_Allreduce`, `MPI_Reduce`,
+//! `MPI_Reduce_scatter_block`, `MPI_Bcast`, `MPI_Scatter`, `MPI_Gather`,
+//! `MPI_Allgather` and `MPI_Alltoall` (the PMPI profiling interface), runs the large
+//! `MPI_FLOAT`/`MPI_DOUBLE` calls with predefined operators through the `collectives`
+//! crate, compressed with the codec of `CCOLL_CODEC`, and passes every other call to
+//! its `PMPI_` function unchanged. `MPI_Init` checks that every rank has the same
+//! `CCOLL_*` settings; `MPI_Finalize` prints the report (`CCOLL_REPORT=1`).
+//!
+//! See `docs/drop-in.md` for the variables, the report and what is never compressed.
+
+mod c_api;
+mod compressed;
+mod guard;
+mod lifecycle;
+pub mod ops;
+pub mod report;
+mod route;
+pub mod settings;
