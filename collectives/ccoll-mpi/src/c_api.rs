@@ -6,28 +6,10 @@ use core::ffi::{c_char, c_int, c_void};
 
 use mpi::ffi::{self, MPI_Comm, MPI_Datatype, MPI_Op};
 
-use crate::compressed::{self, Movement};
+use crate::compressed::Movement;
 use crate::lifecycle;
-use crate::ops::{is_in_place, Collective, Elem};
+use crate::ops::Collective;
 use crate::route::{route, Desc};
-
-/// Calls `compressed::$f::<T>` with `T` the plan's element type.
-macro_rules! typed {
-    ($plan:expr, $f:ident($($arg:expr),*)) => {
-        match $plan.elem {
-            Elem::F32 => compressed::$f::<f32>($plan, $($arg),*),
-            Elem::F64 => compressed::$f::<f64>($plan, $($arg),*),
-        }
-    };
-}
-
-/// True if this rank is `root` of `comm`.
-fn is_root(comm: MPI_Comm, root: c_int) -> bool {
-    let mut rank = -1;
-    // SAFETY: a local query on the caller's communicator.
-    unsafe { ffi::PMPI_Comm_rank(comm, &mut rank) };
-    rank == root
-}
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> c_int {
@@ -123,9 +105,7 @@ pub unsafe extern "C" fn MPI_Scatter(
     comm: MPI_Comm,
 ) -> c_int {
     let m = Movement { send: sendbuf, send_count: sendcount, send_type: sendtype, recv: recvbuf, recv_count: recvcount, recv_type: recvtype };
-    // The receive side describes the block, except at a root that receives in place.
-    let (datatype, count) = if is_in_place(recvbuf) && is_root(comm, root) { (sendtype, sendcount) } else { (recvtype, recvcount) };
-    let desc = Desc { coll: Collective::Scatter, comm, datatype, count, op: None };
+    let desc = m.desc(Collective::Scatter, comm, Some(root));
     route(
         desc,
         || ffi::PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm),
@@ -145,9 +125,7 @@ pub unsafe extern "C" fn MPI_Gather(
     comm: MPI_Comm,
 ) -> c_int {
     let m = Movement { send: sendbuf, send_count: sendcount, send_type: sendtype, recv: recvbuf, recv_count: recvcount, recv_type: recvtype };
-    // The send side describes the block, except at a root that sends in place.
-    let (datatype, count) = if is_in_place(sendbuf) && is_root(comm, root) { (recvtype, recvcount) } else { (sendtype, sendcount) };
-    let desc = Desc { coll: Collective::Gather, comm, datatype, count, op: None };
+    let desc = m.desc(Collective::Gather, comm, Some(root));
     route(
         desc,
         || ffi::PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm),
@@ -166,8 +144,7 @@ pub unsafe extern "C" fn MPI_Allgather(
     comm: MPI_Comm,
 ) -> c_int {
     let m = Movement { send: sendbuf, send_count: sendcount, send_type: sendtype, recv: recvbuf, recv_count: recvcount, recv_type: recvtype };
-    let (datatype, count) = if is_in_place(sendbuf) { (recvtype, recvcount) } else { (sendtype, sendcount) };
-    let desc = Desc { coll: Collective::Allgather, comm, datatype, count, op: None };
+    let desc = m.desc(Collective::Allgather, comm, None);
     route(
         desc,
         || ffi::PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm),
@@ -186,8 +163,7 @@ pub unsafe extern "C" fn MPI_Alltoall(
     comm: MPI_Comm,
 ) -> c_int {
     let m = Movement { send: sendbuf, send_count: sendcount, send_type: sendtype, recv: recvbuf, recv_count: recvcount, recv_type: recvtype };
-    let (datatype, count) = if is_in_place(sendbuf) { (recvtype, recvcount) } else { (sendtype, sendcount) };
-    let desc = Desc { coll: Collective::Alltoall, comm, datatype, count, op: None };
+    let desc = m.desc(Collective::Alltoall, comm, None);
     route(
         desc,
         || ffi::PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm),

@@ -18,8 +18,8 @@ use core::ffi::c_void;
 use collectives::{CollConfig, CompressedCollectives, ReduceOp, Result, Value};
 use mpi::ffi;
 
-use crate::ops::is_in_place;
-use crate::route::{disjoint, view, view_mut, Plan, Ran, UserComm};
+use crate::ops::{is_in_place, is_root, Collective};
+use crate::route::{disjoint, view, view_mut, Desc, Plan, Ran, UserComm};
 
 fn cfg(p: &Plan) -> &CollConfig {
     p.active.cfg.as_ref().expect("a planned call has a codec")
@@ -108,6 +108,20 @@ pub struct Movement {
 }
 
 impl Movement {
+    /// The decision's description of the call: the side that describes this rank's block
+    /// is the send side, except where MPI makes it the receive side (scatter, and a rank
+    /// that sends in place), or where it is `MPI_IN_PLACE` at a root.
+    pub fn desc(&self, coll: Collective, comm: ffi::MPI_Comm, root: Option<i32>) -> Desc {
+        let at_root = || root.is_some_and(|r| is_root(comm, r));
+        let recv_side = match coll {
+            Collective::Scatter => !(is_in_place(self.recv) && at_root()),
+            Collective::Gather => is_in_place(self.send) && at_root(),
+            _ => is_in_place(self.send),
+        };
+        let (datatype, count) = if recv_side { (self.recv_type, self.recv_count) } else { (self.send_type, self.send_count) };
+        Desc { coll, comm, datatype, count, op: None }
+    }
+
     /// True if both sides describe a block the same way.
     fn same_sides(&self) -> bool {
         (self.send_count, self.send_type) == (self.recv_count, self.recv_type)

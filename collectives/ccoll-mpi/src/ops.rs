@@ -96,18 +96,27 @@ pub enum Elem {
 
 impl Elem {
     /// The element type of a datatype handle: only the predefined `MPI_FLOAT` and
-    /// `MPI_DOUBLE` themselves (contiguous by definition); duplicates, derived types and
-    /// every other type are `None`.
+    /// `MPI_DOUBLE` themselves (contiguous by definition) and their Fortran twins
+    /// (`MPI_REAL`, `MPI_REAL4`; `MPI_DOUBLE_PRECISION`, `MPI_REAL8`) where their size
+    /// matches; duplicates, derived types and every other type are `None`.
     pub fn of(datatype: ffi::MPI_Datatype) -> Option<Elem> {
-        // SAFETY: reading rsmpi's extern handle constants.
-        let (float, double) = unsafe { (ffi::RSMPI_FLOAT, ffi::RSMPI_DOUBLE) };
-        if datatype == float {
-            Some(Elem::F32)
-        } else if datatype == double {
-            Some(Elem::F64)
+        // SAFETY: reading extern handle constants (rsmpi's and `mpi_constants.c`'s).
+        let (f32s, f64s) = unsafe {
+            let [real, real4] = ccoll_mpi_fortran_f32;
+            let [double_precision, real8] = ccoll_mpi_fortran_f64;
+            ([ffi::RSMPI_FLOAT, real, real4], [ffi::RSMPI_DOUBLE, double_precision, real8])
+        };
+        let elem = if f32s.contains(&datatype) {
+            Elem::F32
+        } else if f64s.contains(&datatype) {
+            Elem::F64
         } else {
-            None
-        }
+            return None;
+        };
+        let mut size = 0;
+        // SAFETY: a local query on a predefined datatype.
+        unsafe { ffi::PMPI_Type_size(datatype, &mut size) };
+        (usize::try_from(size) == Ok(elem.size())).then_some(elem)
     }
 
     pub const fn size(self) -> usize {
@@ -130,12 +139,29 @@ impl fmt::Display for Elem {
 extern "C" {
     /// `MPI_IN_PLACE`, from `mpi_constants.c`.
     static ccoll_mpi_in_place: *mut c_void;
+    /// `MPI_REAL`, `MPI_REAL4`.
+    static ccoll_mpi_fortran_f32: [ffi::MPI_Datatype; 2];
+    /// `MPI_DOUBLE_PRECISION`, `MPI_REAL8`.
+    static ccoll_mpi_fortran_f64: [ffi::MPI_Datatype; 2];
+}
+
+/// `MPI_IN_PLACE`.
+pub fn in_place() -> *mut c_void {
+    // SAFETY: an immutable pointer constant defined in C.
+    unsafe { ccoll_mpi_in_place }
 }
 
 /// True if `buf` is `MPI_IN_PLACE`.
 pub fn is_in_place(buf: *const c_void) -> bool {
-    // SAFETY: an immutable pointer constant defined in C.
-    buf == unsafe { ccoll_mpi_in_place }.cast_const()
+    buf == in_place().cast_const()
+}
+
+/// True if this rank is `root` of `comm`.
+pub fn is_root(comm: ffi::MPI_Comm, root: i32) -> bool {
+    let mut rank = -1;
+    // SAFETY: a local query on the caller's communicator.
+    unsafe { ffi::PMPI_Comm_rank(comm, &mut rank) };
+    rank == root
 }
 
 /// True if `comm` is an intra-communicator.

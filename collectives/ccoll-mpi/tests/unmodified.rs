@@ -1,10 +1,11 @@
 //! Unmodified MPI programs under `mpirun -x LD_PRELOAD=libccoll_mpi.so`: a C program
-//! built with mpicc, an mpi4py program, and Debian's `hpcc` (the HPC Challenge
-//! benchmark), on 2 to 4 ranks; plus the settings checks at `MPI_Init`.
+//! built with mpicc, a Fortran program (`use mpi` and `use mpi_f08`), an mpi4py
+//! program, and Debian's `hpcc` (the HPC Challenge benchmark), on 2 to 4 ranks; plus the
+//! settings checks at `MPI_Init`.
 //!
 //! The library is the one cargo built beside this test, for the same profile
 //! (`target/<profile>/libccoll_mpi.so`). The Debian packages come from
-//! `.ci/install-deps.sh`: openmpi-bin, libopenmpi-dev, python3-mpi4py, hpcc.
+//! `.ci/install-deps.sh`: openmpi-bin, libopenmpi-dev, gfortran, python3-mpi4py, hpcc.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -36,21 +37,25 @@ fn programs() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs")
 }
 
-/// The C test program, compiled once per test run with mpicc.
+/// Compiles `source` with the MPI compiler wrapper `compiler` into `exe`; `flags` follow
+/// the source (libraries included).
+fn compile(compiler: &str, source: &str, flags: &[&str], exe: &str) -> String {
+    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join(exe);
+    let status = Command::new(compiler)
+        .arg("-o")
+        .arg(&exe)
+        .arg(programs().join(source))
+        .args(flags)
+        .status()
+        .unwrap_or_else(|e| panic!("{compiler}: {e} (Debian packages libopenmpi-dev, gfortran)"));
+    assert!(status.success(), "{compiler} {source} failed");
+    exe.to_string_lossy().into_owned()
+}
+
+/// The C test program, compiled once per test run.
 fn c_program() -> &'static str {
     static EXE: OnceLock<String> = OnceLock::new();
-    EXE.get_or_init(|| {
-        let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ccoll-mpi-collectives");
-        let status = Command::new("mpicc")
-            .args(["-O2", "-Wall", "-o"])
-            .arg(&exe)
-            .arg(programs().join("collectives.c"))
-            .arg("-lm")
-            .status()
-            .expect("mpicc is on PATH (Debian package libopenmpi-dev)");
-        assert!(status.success(), "mpicc failed");
-        exe.to_string_lossy().into_owned()
-    })
+    EXE.get_or_init(|| compile("mpicc", "collectives.c", &["-O2", "-Wall", "-lm"], "ccoll-mpi-collectives"))
 }
 
 /// One application context of an mpirun command line.
@@ -306,6 +311,45 @@ fn mpi4py_program_compresses_within_the_bound() {
     for (case, (err, _)) in cases(&run.stdout) {
         assert!(err <= ops[op_of(&case)].bound + ROUNDING && err > 0.0, "{case}: {err}");
     }
+}
+
+/// The Fortran program with `use mpi` (mpif.h's bindings) or `use mpi_f08`: the same
+/// checks as the C program's, within the bound, with a report that shows the Fortran
+/// calls compressed (Open MPI's Fortran bindings bypass the C `MPI_*` symbols, so the
+/// library interposes the Fortran ones too).
+fn fortran_program(f08: bool) {
+    let (flags, exe): (&[&str], _) = if f08 { (&["-cpp", "-O2", "-DF08"], "ccoll-mpi-f08") } else { (&["-cpp", "-O2"], "ccoll-mpi-f90") };
+    let exe = compile("mpif90", "collectives.f90", flags, exe);
+    let dir = scratch(if f08 { "fortran-f08" } else { "fortran" });
+    let ranks = 3;
+    let tol = format!("{}", ranks as f64 * E + ROUNDING);
+    let plain = mpirun(&[App::new(ranks, &[&exe, &tol, N])], &dir, Duration::from_secs(120));
+    assert!(plain.success && plain.stdout.contains("failures=0"), "{}", plain.context());
+    let unset = mpirun(&[App::new(ranks, &[&exe, &tol, N]).preloaded()], &dir, Duration::from_secs(120));
+    assert_eq!(plain.stdout, unset.stdout, "results differ with the library loaded and no codec");
+    let app = App::new(ranks, &[&exe, &tol, N])
+        .preloaded()
+        .var("CCOLL_CODEC", "szx=1e-3")
+        .var("CCOLL_MIN_BYTES", "64K")
+        .var("CCOLL_REPORT", "1");
+    let run = mpirun(&[app], &dir, Duration::from_secs(300));
+    assert!(run.success && run.stdout.contains("failures=0"), "{}", run.context());
+    let (ops, _) = report(&run.stderr);
+    // Per rank: three float allreduces (one in place), one bcast, one alltoall.
+    for (op, per_rank) in [("allreduce", 3), ("bcast", 1), ("alltoall", 1)] {
+        assert_eq!(ops[op].compressed, per_rank * ranks as u64, "{op}: {:?}", ops[op]);
+    }
+    assert!(run.stdout.contains("case allreduce-sum integer maxerr= 0.000E+00"), "{}", run.stdout);
+}
+
+#[test]
+fn fortran_use_mpi_program_is_intercepted_and_compresses_within_the_bound() {
+    fortran_program(false);
+}
+
+#[test]
+fn fortran_use_mpi_f08_program_is_intercepted_and_compresses_within_the_bound() {
+    fortran_program(true);
 }
 
 /// The lines of hpcc's output that carry its computed results and checks (not its
