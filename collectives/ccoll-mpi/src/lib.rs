@@ -10,6 +10,17 @@
 //!
 //! See `docs/drop-in.md` for the variables, the report and what is never compressed.
 
+/// Prints one line to stderr in a single write, so that the lines of ranks sharing a
+/// terminal or a pipe do not interleave mid-line.
+macro_rules! say {
+    ($($fmt:tt)*) => {{
+        use std::io::Write as _;
+        let mut line = format!($($fmt)*);
+        line.push('\n');
+        let _ = std::io::stderr().write_all(line.as_bytes());
+    }};
+}
+
 /// Calls `compressed::$f::<T>` with `T` the plan's element type (for the C and the
 /// Fortran entry points).
 macro_rules! typed {

@@ -43,13 +43,13 @@ pub fn after_init() {
         Verdict::Agreed => {}
         Verdict::Invalid { rank: bad } => {
             if let (true, Err(e)) = (bad == rank, &parsed) {
-                eprintln!("ccoll-mpi: rank {rank}: {e}; stopping every rank at MPI_Init");
+                say!("ccoll-mpi: rank {rank}: {e}; stopping every rank at MPI_Init");
             }
             stop();
         }
         Verdict::Differ { var } => {
             let value = parsed.as_ref().ok().and_then(|s| s.canonical().into_iter().find(|(n, _)| *n == var)).map(|(_, v)| v);
-            eprintln!(
+            say!(
                 "ccoll-mpi: rank {rank}: {var} differs between the ranks (here {}); every rank needs the same CCOLL_* \
                  settings (mpirun -x {var}=...); stopping every rank at MPI_Init",
                 value.unwrap_or_default()
@@ -60,7 +60,7 @@ pub fn after_init() {
     let settings = parsed.expect("the agreement stops a rank with invalid settings");
     if settings.verbose > 0 && rank == 0 {
         let vars: Vec<String> = settings.canonical().iter().map(|(n, v)| format!("{n}={v}")).collect();
-        eprintln!("ccoll-mpi: active on {size} ranks: {}", vars.join(" "));
+        say!("ccoll-mpi: active on {size} ranks: {}", vars.join(" "));
     }
     let cfg = settings.coll_config();
     let _ = ACTIVE.set(Active { settings, cfg, world_rank: rank, world_size: size });
@@ -118,7 +118,7 @@ pub fn before_finalize() {
     let Some(active) = active().filter(|a| a.settings.report) else { return };
     if let Some(total) = report::sum_over_world() {
         for line in report::lines(&total, &active.settings, active.world_size) {
-            eprintln!("{line}");
+            say!("{line}");
         }
     }
 }

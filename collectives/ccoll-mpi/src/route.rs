@@ -155,7 +155,7 @@ pub fn route(d: Desc, pass: impl FnOnce() -> i32, run: impl FnOnce(&Plan, &UserC
             if plan.active.settings.verbose > 0 {
                 let bound = stats.error_bound.map_or("none".to_string(), |b| format!("{b:.3e}"));
                 let op = plan.op.map_or(String::new(), |o| format!(" {}", o.name()));
-                eprintln!(
+                say!(
                     "ccoll-mpi: rank {rank}: {} {} B {}{op}: {}, sent {} B, ratio {:.2}, bound {bound}",
                     d.coll.name(),
                     plan.message_bytes,
@@ -170,7 +170,7 @@ pub fn route(d: Desc, pass: impl FnOnce() -> i32, run: impl FnOnce(&Plan, &UserC
         Ok(Ran::Vetoed) => passed(&d, Skip::Agreement, pass),
         Ok(Ran::Done(Err(e))) if before_any_data(&e) => passed(&d, Skip::Agreement, pass),
         Ok(Ran::Done(Err(e))) => {
-            eprintln!("ccoll-mpi: rank {rank}: compressed {} failed: {e}", d.coll.name());
+            say!("ccoll-mpi: rank {rank}: compressed {} failed: {e}", d.coll.name());
             let code = ffi::MPI_ERR_OTHER as i32;
             // SAFETY: the caller's communicator; its error handler decides (by default
             // MPI_ERRORS_ARE_FATAL aborts the job).
@@ -178,7 +178,7 @@ pub fn route(d: Desc, pass: impl FnOnce() -> i32, run: impl FnOnce(&Plan, &UserC
             code
         }
         Err(_) => {
-            eprintln!("ccoll-mpi: rank {rank}: compressed {} panicked; aborting the job", d.coll.name());
+            say!("ccoll-mpi: rank {rank}: compressed {} panicked; aborting the job", d.coll.name());
             // SAFETY: aborting is valid at any point after MPI_Init; it does not return.
             unsafe { ffi::PMPI_Abort(d.comm, 101) }
         }
@@ -190,7 +190,7 @@ fn passed(d: &Desc, skip: Skip, pass: impl FnOnce() -> i32) -> i32 {
     if let Some(active) = active() {
         report::record_passed(d.coll, passed_bytes(d));
         if active.settings.verbose > 1 {
-            eprintln!("ccoll-mpi: rank {}: {} count {}: passed to MPI ({skip})", active.world_rank, d.coll.name(), d.count);
+            say!("ccoll-mpi: rank {}: {} count {}: passed to MPI ({skip})", active.world_rank, d.coll.name(), d.count);
         }
     }
     pass()
