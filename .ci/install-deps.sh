@@ -5,7 +5,7 @@ set -euo pipefail
 
 need_apt=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for p in libzfp-dev zfp python3-zfpy python3-numpy libopenmpi-dev openmpi-bin libclang-dev \
+for p in libzfp-dev zfp python3-zfpy python3-numpy libopenmpi-dev openmpi-bin gfortran python3-mpi4py hpcc libclang-dev \
          clang iproute2 pkg-config fonts-dejavu-core; do
   have_pkg "$p" || need_apt+=("$p")
 done
