@@ -9,12 +9,20 @@
 //! Every memory access is checked (memcheck) and each launch reports the work it did
 //! ([`LaunchStats`]).
 
+mod alu;
+mod cvt;
+mod decode;
 mod error;
+mod exec;
+mod ir;
+mod lexer;
 mod memory;
 mod module;
+mod parse;
 mod stats;
 
 pub use error::{AccessKind, Fault, LoadError, MemError, Site, Space};
+pub use exec::{launch, LaunchDims};
 pub use memory::Memory;
-pub use module::{launch, EntryId, LaunchDims, Module, Param};
+pub use module::{EntryId, Module, Param};
 pub use stats::LaunchStats;
