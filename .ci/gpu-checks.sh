@@ -6,6 +6,10 @@
 #  2. codec-host with the `cuda` feature (cust, linked against libcuda from Debian's
 #     libcuda1) is built and its unit tests run; without a device they check that the
 #     backend reports "no device" and falls back to the CPU.
+#  3. The same tests on the emulated CUDA device (`cargo xtask emulate`, docs/gpu.md "The
+#     emulated device"): the real PTX through the real launch code, compared with the CPU
+#     byte for byte, once per PTX architecture (CCOLL_EMU_CC picks the module), with
+#     every launch logged (CCOLL_EMU_STATS) to count the entry points exercised.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . .ci/cuda-env.sh
@@ -29,4 +33,26 @@ if [ "$ptx_built" = 1 ]; then
   CCOLL_REQUIRE_PTX=1 cargo test -p codec-host --features cuda --lib
 else
   cargo test -p codec-host --features cuda --lib
+fi
+
+if [ "$ptx_built" = 1 ]; then
+  stats="$PWD/target/emulated-cuda/launches.jsonl"
+  mkdir -p "$(dirname "$stats")"
+  rm -f "$stats"
+  for cc in ${CCOLL_EMU_CCS:-70 80 90}; do
+    echo "== cargo test -p codec-host --features cuda --lib on the emulated device (sm_$cc)"
+    before=$(cat "$stats" 2>/dev/null | wc -l)
+    CCOLL_EMU_CC=$cc CCOLL_EMU_STATS="$stats" CCOLL_REQUIRE_PTX=1 \
+      cargo xtask emulate --no-build -- cargo test -p codec-host --features cuda --lib
+    # A test that found "no device" would pass without running anything: refuse that.
+    if [ "$(cat "$stats" 2>/dev/null | wc -l)" = "$before" ]; then
+      echo "no kernel ran on the emulated sm_$cc device" >&2
+      exit 1
+    fi
+  done
+  launched=$(grep -o '"kernel":"[^"]*"' "$stats" | sort -u | sed 's/.*:"//; s/"$//')
+  entries=$(grep -o '^\.visible \.entry [A-Za-z0-9_]*' target/ptx/codec_kernels.sm_80.ptx | awk '{print $3}' | sort -u)
+  echo "emulated device: $(wc -l < "$stats") launches, $(echo "$launched" | grep -c .) of $(echo "$entries" | grep -c .) entry points"
+  missing=$(comm -13 <(echo "$launched") <(echo "$entries") | tr '\n' ' ')
+  [ -z "$missing" ] || echo "entry points not launched: $missing"
 fi
