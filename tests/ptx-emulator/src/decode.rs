@@ -291,6 +291,9 @@ impl<'a, 'm> FnDecoder<'a, 'm> {
 
     fn imm_bits(imm: Imm, ty: Ty, line: u32) -> Result<u64, LoadError> {
         let bits = ty.bits;
+        if ty.kind == Kind::F && bits == 16 {
+            return unsupported(line, "literal for a half-precision operand");
+        }
         Ok(match (imm, ty.kind) {
             (Imm::Int(v), Kind::F) => match bits {
                 32 => (v as i64 as f32).to_bits() as u64,

@@ -138,7 +138,7 @@ impl Memory {
         let at = self.freed.partition_point(|f| f.0 <= addr);
         if let Some(&(b, l)) = at.checked_sub(1).map(|i| &self.freed[i]) {
             if addr < b + l as u64 {
-                return format!("use after free: inside freed allocation {b:#x}+{l} at offset {}", addr - b);
+                return format!("use after free: offset {} of the freed {l}-byte allocation at {b:#x}", addr - b);
             }
         }
         let after = self.live.partition_point(|a| a.base <= addr);
@@ -147,9 +147,9 @@ impl Memory {
         if let Some(a) = before {
             if addr < a.end() {
                 return format!(
-                    "straddles the end of allocation {:#x}+{} (offset {}, {} bytes past its end)",
-                    a.base,
+                    "straddles the end of the {}-byte allocation at {:#x} (offset {}, {} bytes past its end)",
                     a.data.len(),
+                    a.base,
                     addr - a.base,
                     addr + len - a.end()
                 );
@@ -158,11 +158,15 @@ impl Memory {
         let dist_before = before.map(|a| addr - a.end());
         let dist_next = next.map(|a| a.base - addr);
         match (before, dist_before, next, dist_next) {
-            (Some(a), Some(d), _, dn) if dn.is_none_or(|dn| d <= dn) => {
-                format!("out of bounds: {} bytes past the end of allocation {:#x}+{}", d, a.base, a.data.len())
-            }
+            (Some(a), Some(d), _, dn) if dn.is_none_or(|dn| d <= dn) => format!(
+                "out of bounds: offset {} of the {}-byte allocation at {:#x} ({} bytes past its end)",
+                addr - a.base,
+                a.data.len(),
+                a.base,
+                d
+            ),
             (_, _, Some(a), Some(d)) => {
-                format!("out of bounds: {} bytes before allocation {:#x}+{}", d, a.base, a.data.len())
+                format!("out of bounds: {} bytes before the {}-byte allocation at {:#x}", d, a.data.len(), a.base)
             }
             _ => "no allocation exists".to_string(),
         }

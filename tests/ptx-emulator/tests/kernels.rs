@@ -168,3 +168,67 @@ fn zfp_fixed_rate_encode_matches_the_cpu() {
     let x64: Vec<f64> = field_f32(17 * 11, 6).iter().map(|&v| v as f64 / 7.0).collect();
     zfp_rate_encode(&mut dev, &x64, Shape::d2(17, 11), 20.0);
 }
+
+/// SZx encode phase 1 as CudaBackend::szx_compress queues it, against the same body on
+/// the CPU (one host thread walking every block).
+fn szx_plan<T: Plain + codec_kernels::szx::scalar::SzxFloat>(dev: &mut Dev, data: &[T], name: &str) {
+    use codec_kernels::gpu_phases::szx::{plan_body, ChunkLayout};
+    use codec_kernels::grid::Grid;
+    use codec_kernels::shared::SharedOut;
+    use codec_kernels::szx::tolerance::Tolerance;
+    let (n, block, chunk_blocks, e) = (data.len(), 128usize, 8usize, 1e-3);
+    let nblocks = n.div_ceil(block);
+    let (mut states, mut sizes, mut coded) = (vec![0u8; nblocks], vec![0u32; nblocks], vec![0u32; nblocks]);
+    let one = Grid { block_idx: 0, block_dim: 1, thread_idx: 0, grid_dim: 1 };
+    let l = ChunkLayout { n, block, chunk_blocks };
+    plan_body(one, data, &l, &Tolerance::<T>::from_f64(e), &SharedOut::new(&mut states), &SharedOut::new(&mut sizes), &SharedOut::new(&mut coded));
+    let dp = dev.upload(data);
+    let (stp, szp, cop) = (dev.zeroed::<u8>(nblocks), dev.zeroed::<u32>(nblocks), dev.zeroed::<u32>(nblocks));
+    let args = [dp, n as u64, block as u64, chunk_blocks as u64, e.to_bits(), stp, szp, cop, nblocks as u64];
+    dev.launch(name, nblocks.div_ceil(128) as u32, 128, &args);
+    assert_eq!(dev.download::<u8>(stp, nblocks), states, "{name} states");
+    assert_eq!(dev.download::<u32>(szp, nblocks), sizes, "{name} sizes");
+    assert_eq!(dev.download::<u32>(cop, nblocks), coded, "{name} coded");
+}
+
+#[test]
+fn szx_plan_matches_the_cpu() {
+    let Some(ptx) = ptx_sm80() else { return };
+    let mut dev = Dev::new(&ptx);
+    // Smooth stretches, constant (zero) blocks and noisy blocks give every block state.
+    let x: Vec<f32> = (0..5000)
+        .map(|i| match (i / 128) % 4 {
+            0 => 0.0,
+            1 => (i as f32 * 1e-3).sin(),
+            2 => ((i * 7919) % 1000) as f32 * 1.7,
+            _ => 1.0 + (i % 3) as f32 * 1e-4,
+        })
+        .collect();
+    szx_plan(&mut dev, &x, "szx_plan_f32");
+    let x64: Vec<f64> = x.iter().map(|&v| v as f64 * 1.1).collect();
+    szx_plan(&mut dev, &x64, "szx_plan_f64");
+}
+
+#[test]
+fn zfp_fixed_rate_decode_matches_the_cpu() {
+    use codec_host::zfp::Header;
+    let Some(ptx) = ptx_sm80() else { return };
+    let mut dev = Dev::new(&ptx);
+    let exec = CpuExecutor::new(1).unwrap();
+    let (nx, ny) = (23, 14);
+    let x: Vec<f64> = field_f32(nx * ny, 7).iter().map(|&v| v as f64 * 0.01).collect();
+    let codec = codec_host::Codec::ZfpFixedRate { rate: 16.0 };
+    let stream = codec.compress_with(&x, Shape::d2(nx, ny), &exec).unwrap();
+    let mut want = vec![0f64; x.len()];
+    codec_host::decompress_into_with(&stream, &mut want, &exec).unwrap();
+    let (header, _) = Header::parse(&stream).unwrap();
+    let p = header.params;
+    let words = codec_host_words(&stream);
+    let (wp, op, sp) = (dev.upload(&words), dev.zeroed::<f64>(x.len()), dev.zeroed::<u32>(1));
+    let nblocks = codec_kernels::zfp::Field::new([nx, ny, 1]).block_count();
+    let args = [wp, words.len() as u64, nx as u64, ny as u64, 1, p.minbits as u64, p.maxbits as u64, p.maxprec as u64, p.minexp as u32 as u64, header.bits() as u64, op, x.len() as u64, sp];
+    dev.launch("zfp_rate_decode_f64_2d", nblocks.div_ceil(128) as u32, 128, &args);
+    assert_eq!(dev.download::<u32>(sp, 1), vec![0]);
+    let got: Vec<f64> = dev.download(op, x.len());
+    assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()));
+}
