@@ -25,7 +25,7 @@ pub struct EmulateArgs {
     cmd: Vec<OsString>,
 }
 
-fn target_dir() -> PathBuf {
+pub fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| workspace::root().join("target"))
 }
 

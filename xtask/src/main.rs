@@ -6,6 +6,7 @@ mod cluster;
 mod datasets_cmd;
 mod demo;
 mod emulate;
+mod gpu_estimate;
 mod model;
 mod plot;
 mod ptxas;
@@ -39,6 +40,9 @@ enum Cmd {
     /// Runs a command with the emulated CUDA device (a PTX interpreter behind a libcuda.so)
     /// first on the library path: `cargo xtask emulate -- CMD [ARGS]`.
     Emulate(emulate::EmulateArgs),
+    /// ESTIMATED A100/H100 throughput per kernel and codec: a roofline over the work the
+    /// emulated device counts (docs/gpu.md, "Throughput estimate").
+    GpuEstimate(gpu_estimate::EstimateArgs),
     /// The README's main job: plain MPI vs compressed collectives on the emulated cluster.
     Demo(demo::DemoArgs),
     /// The cost model: calibration, validation against a run, large-scale predictions.
@@ -132,6 +136,7 @@ fn main() -> ExitCode {
         Cmd::Datasets(a) => datasets_cmd::run(&a),
         Cmd::Demo(a) => demo::run(&a),
         Cmd::Emulate(a) => emulate::run(&a),
+        Cmd::GpuEstimate(a) => gpu_estimate::run(&a),
         Cmd::Model(a) => model::run(&a),
     };
     match result {
