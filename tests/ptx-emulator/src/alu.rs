@@ -57,14 +57,7 @@ pub(crate) fn int_op(op: IntOp, bits: u32, a: u64, b: u64) -> u64 {
         // Division by zero "yields an unspecified, machine-specific value" (ISA); NVIDIA
         // hardware gives all ones for div.u, and for div.s the sign-corrected unsigned
         // result: -1 for a >= 0, 1 for a < 0. rem by zero gives a (a - q*0).
-        IntOp::DivU => {
-            let (x, y) = (a & m, b & m);
-            if y == 0 {
-                m
-            } else {
-                x / y
-            }
-        }
+        IntOp::DivU => (a & m).checked_div(b & m).unwrap_or(m),
         IntOp::DivS => {
             let (x, y) = (sext(a, bits), sext(b, bits));
             if y == 0 {
@@ -77,14 +70,7 @@ pub(crate) fn int_op(op: IntOp, bits: u32, a: u64, b: u64) -> u64 {
                 x.wrapping_div(y) as u64
             }
         }
-        IntOp::RemU => {
-            let (x, y) = (a & m, b & m);
-            if y == 0 {
-                x
-            } else {
-                x % y
-            }
-        }
+        IntOp::RemU => (a & m).checked_rem(b & m).unwrap_or(a & m),
         IntOp::RemS => {
             let (x, y) = (sext(a, bits), sext(b, bits));
             if y == 0 {

@@ -147,7 +147,8 @@ impl<'a> Mods<'a> {
     /// Refuses modifiers outside `allowed`.
     fn only(&self, allowed: &[&str], line: u32, opcode: &str) -> Result<(), LoadError> {
         for r in &self.rest {
-            if !allowed.contains(r) && !(r.contains("::") && !r.contains("cache_hint")) {
+            let cache_policy = r.contains("::") && !r.contains("cache_hint");
+            if !allowed.contains(r) && !cache_policy {
                 return unsupported(line, format!("modifier {r} in {opcode}"));
             }
         }
@@ -1024,7 +1025,7 @@ impl<'a, 'm> FnDecoder<'a, 'm> {
         op = match (op, ty.kind, ty.bits) {
             (AtomOp::Add, Kind::F, 32) => AtomOp::AddF32,
             (AtomOp::Add, Kind::F, 64) => AtomOp::AddF64,
-            (_, Kind::F, _) if op != AtomOp::Exch => return unsupported(line, format!("{}", i.opcode)),
+            (_, Kind::F, _) if op != AtomOp::Exch => return unsupported(line, format!("{} (float atomics other than add and exch)", i.opcode)),
             (AtomOp::MinU, _, _) if signed => AtomOp::MinS,
             (AtomOp::MaxU, _, _) if signed => AtomOp::MaxS,
             (o, _, 32 | 64) => o,

@@ -89,6 +89,10 @@ pub enum Fault {
     /// Behaviour the PTX ISA leaves undefined (e.g. a `brx.idx` index out of range).
     #[error("undefined behaviour: {site}: {detail}")]
     Undefined { site: Site, detail: String },
+    /// The launch executed more instructions than its [`crate::Limits`] allow (a kernel
+    /// that does not terminate, e.g. a grid-stride loop over a wrong length).
+    #[error("launch timeout: {kernel} executed over {limit} instructions")]
+    Timeout { kernel: String, limit: u64 },
     /// The parameter buffer does not match the entry's `.param` list.
     #[error("parameter buffer for {kernel} is {got} bytes, its .param list packs to {expected}")]
     ParamMismatch { kernel: String, expected: usize, got: usize },
@@ -104,6 +108,7 @@ impl Fault {
             Fault::IllegalAddress { .. } | Fault::Misaligned { .. } => 700, // CUDA_ERROR_ILLEGAL_ADDRESS
             Fault::ParamMismatch { .. } | Fault::InvalidLaunch(_) => 1,     // CUDA_ERROR_INVALID_VALUE
             Fault::Trap { .. } | Fault::Undefined { .. } => 719,            // CUDA_ERROR_LAUNCH_FAILED
+            Fault::Timeout { .. } => 702,                                   // CUDA_ERROR_LAUNCH_TIMEOUT
         }
     }
 }

@@ -24,17 +24,47 @@ const LOCAL_STACK_LIMIT: usize = 64 << 20;
 /// Deepest call nesting.
 const MAX_CALL_DEPTH: usize = 1024;
 
+/// Bounds on a launch's work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Dynamic instructions over all threads before the launch fails with
+    /// [`Fault::Timeout`] (checked at branches and calls, so exceeded by at most a few
+    /// hundred thousand).
+    pub max_instructions: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_instructions: u64::MAX }
+    }
+}
+
+/// Branches and calls between two checks of the instruction budget.
+const BUDGET_CHECK_INTERVAL: u64 = 1 << 14;
+
 /// Runs every thread of the launch, one after another (block by block, threads in x, y,
 /// z order). `params` is the packed parameter buffer; its length must equal
 /// `module.param_buffer_size(entry)`.
 pub fn launch(module: &Module, entry: EntryId, dims: LaunchDims, params: &[u8], mem: &mut Memory) -> Result<LaunchStats, Fault> {
+    launch_with(module, entry, dims, params, mem, Limits::default())
+}
+
+/// [`launch`] with bounds on its work.
+pub fn launch_with(
+    module: &Module,
+    entry: EntryId,
+    dims: LaunchDims,
+    params: &[u8],
+    mem: &mut Memory,
+    limits: Limits,
+) -> Result<LaunchStats, Fault> {
     check_dims(dims)?;
     let fi = module.entry_function(entry);
     let expected = module.param_buffer_size(entry);
     if params.len() != expected {
         return Err(Fault::ParamMismatch { kernel: module.funcs[fi].name.clone(), expected, got: params.len() });
     }
-    let mut t = Thread::new(module, mem, fi, dims);
+    let mut t = Thread::new(module, mem, fi, dims, limits.max_instructions);
     let [gx, gy, gz] = dims.grid;
     let [bx, by, bz] = dims.block;
     for cz in 0..gz {
@@ -118,6 +148,9 @@ struct Thread<'m> {
     specials: [u64; 12],
     block: [u32; 3],
     thread: [u32; 3],
+    /// Branches and calls left before the instruction budget is checked again.
+    until_check: u64,
+    max_instructions: u64,
 }
 
 #[inline(always)]
@@ -136,7 +169,7 @@ fn write_le(b: &mut [u8], size: usize, v: u64) {
 }
 
 impl<'m> Thread<'m> {
-    fn new(module: &'m Module, mem: &'m mut Memory, kernel: usize, dims: LaunchDims) -> Self {
+    fn new(module: &'m Module, mem: &'m mut Memory, kernel: usize, dims: LaunchDims, max_instructions: u64) -> Self {
         let mut specials = [0u64; 12];
         for k in 0..3 {
             specials[3 + k] = dims.block[k] as u64;
@@ -157,7 +190,23 @@ impl<'m> Thread<'m> {
             specials,
             block: [0; 3],
             thread: [0; 3],
+            until_check: BUDGET_CHECK_INTERVAL,
+            max_instructions,
         }
+    }
+
+    /// Counts a branch or call; every few thousand, checks the instruction budget.
+    #[inline(always)]
+    fn tick(&mut self) -> Result<(), Fault> {
+        self.until_check -= 1;
+        if self.until_check == 0 {
+            self.until_check = BUDGET_CHECK_INTERVAL;
+            if self.counts.iter().sum::<u64>() > self.max_instructions {
+                let kernel = self.module.funcs[self.kernel].name.clone();
+                return Err(Fault::Timeout { kernel, limit: self.max_instructions });
+            }
+        }
+        Ok(())
     }
 
     fn stats(&self) -> LaunchStats {
@@ -224,7 +273,7 @@ impl<'m> Thread<'m> {
                 } else if addr < GLOBAL_LIMIT {
                     (Space::Global, addr)
                 } else {
-                    return Err(Miss { addr, size: len as u32, kind, space: Space::Generic, misaligned: addr % len as u64 != 0 });
+                    return Err(Miss { addr, size: len as u32, kind, space: Space::Generic, misaligned: addr & (len as u64 - 1) != 0 });
                 }
             }
         };
@@ -469,8 +518,12 @@ impl<'m> Thread<'m> {
                     write_le(bytes, size, new);
                     r!(d) = old;
                 }
-                Op::Bra { target } => pc = *target as usize,
+                Op::Bra { target } => {
+                    self.tick()?;
+                    pc = *target as usize
+                }
                 Op::Brx { idx, table } => {
+                    self.tick()?;
                     let i = r!(idx) as u32 as usize;
                     let t = &body.tables[*table as usize];
                     match t.get(i) {
@@ -484,6 +537,7 @@ impl<'m> Thread<'m> {
                     }
                 }
                 Op::Call { site } => {
+                    self.tick()?;
                     let cs = &body.calls[*site as usize];
                     if depth + 1 >= MAX_CALL_DEPTH {
                         return Err(Fault::Undefined { site: self.site(fi, pc - 1), detail: "call depth over 1024".into() });

@@ -22,7 +22,7 @@ mod parse;
 mod stats;
 
 pub use error::{AccessKind, Fault, LoadError, MemError, Site, Space};
-pub use exec::{launch, LaunchDims};
+pub use exec::{launch, launch_with, LaunchDims, Limits};
 pub use memory::Memory;
 pub use module::{EntryId, Module, Param};
 pub use stats::LaunchStats;

@@ -165,3 +165,15 @@ st.global.b32 [%rd1], %r1;\nld.global.b32 %r2, [%rd1];\natom.global.or.b64 %rd5,
     total.add(&s);
     assert_eq!(total.instructions(), 2 * s.instructions());
 }
+
+#[test]
+fn a_launch_that_does_not_terminate_times_out() {
+    let text = format!("{HEAD}.visible .entry spin()\n{{\n$L:\nbra.uni $L;\n}}\n");
+    let mut mem = Memory::new();
+    let m = load(&text, &mut mem);
+    let one = LaunchDims { grid: [1; 3], block: [1; 3] };
+    let limits = ptx_emulator::Limits { max_instructions: 1_000_000 };
+    let f = ptx_emulator::launch_with(&m, m.entry("spin").unwrap(), one, &[], &mut mem, limits).unwrap_err();
+    assert!(matches!(f, Fault::Timeout { limit: 1_000_000, .. }), "{f}");
+    assert_eq!(f.cuda_error(), 702);
+}
