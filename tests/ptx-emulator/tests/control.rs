@@ -177,3 +177,26 @@ fn a_launch_that_does_not_terminate_times_out() {
     assert!(matches!(f, Fault::Timeout { limit: 1_000_000, .. }), "{f}");
     assert_eq!(f.cuda_error(), 702);
 }
+
+#[test]
+fn parser_accepts_the_forms_llvm_writes() {
+    // Block comments, .pragma, .loc/.file lines, negative address offsets written `+-8`,
+    // vector loads/stores in local memory, and a .func prototype before its definition.
+    let text = format!(
+        "{HEAD}.file 1 \"k.rs\"\n.func noop\n()\n;\n\
+.visible .entry k(\n\t.param .u64 .ptr .global .align 8 k_param_0\n)\n.maxntid 64, 1, 1\n{{\n\
+\t.local .align 8 .b8 \t__local_depot0[16];\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<6>;\n\
+\t/* a block\n comment */\n\t.pragma \"nounroll\";\n\t.loc 1 2 3\n\
+\tld.param.b64 %rd1, [k_param_0];\n\tmov.b64 %rd2, __local_depot0;\n\tadd.s64 %rd3, %rd2, 8;\n\
+\tst.local.v2.b32 [%rd3+-8], {{%r1, %r2}};\n\tmov.b32 %r1, 7;\n\tmov.b32 %r2, 9;\n\
+\tst.local.v2.b32 [%rd3+-8], {{%r1, %r2}};\n\tld.local.v2.b32 {{%r3, %r1}}, [%rd2];\n\
+\t{{ // callseq 0, 0\n\tcall.uni noop, ();\n\t}} // callseq 0\n\
+\tst.global.b32 [%rd1], %r3;\n\tst.global.b32 [%rd1+4], %r1;\n\tret;\n}}\n\
+.func noop()\n{{\n\tret;\n}}\n"
+    );
+    let mut mem = Memory::new();
+    let m = load(&text, &mut mem);
+    let out = mem.alloc(8).unwrap();
+    launch(&m, m.entry("k").unwrap(), LaunchDims { grid: [1; 3], block: [1; 3] }, &out.to_le_bytes(), &mut mem).unwrap();
+    assert_eq!(read_u64s(&mem, out, 1), vec![7 | 9 << 32]);
+}
