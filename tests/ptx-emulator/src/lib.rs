@@ -23,6 +23,6 @@ mod stats;
 
 pub use error::{AccessKind, Fault, LoadError, MemError, Site, Space};
 pub use exec::{launch, launch_with, LaunchDims, Limits};
-pub use memory::Memory;
+pub use memory::{Memory, DEFAULT_CAPACITY};
 pub use module::{EntryId, Module, Param};
 pub use stats::LaunchStats;

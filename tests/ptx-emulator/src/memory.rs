@@ -16,6 +16,9 @@ pub(crate) const LOCAL_WINDOW: u64 = 0x0001_0000_0000_0000;
 const ALIGN: u64 = 256;
 /// Unallocated bytes after each allocation, so a straddling access is never inside a neighbour.
 const RED_ZONE: u64 = 4096;
+/// Default capacity of a device: live bytes beyond it are refused (host memory backs
+/// every byte, and the machine running the tests is shared).
+pub const DEFAULT_CAPACITY: usize = 4 << 30;
 
 pub(crate) struct Allocation {
     pub base: u64,
@@ -35,6 +38,8 @@ pub struct Memory {
     /// Freed ranges (base, len), sorted by base, for use-after-free diagnostics.
     freed: Vec<(u64, usize)>,
     next: u64,
+    live_bytes: usize,
+    capacity: usize,
 }
 
 impl Default for Memory {
@@ -44,14 +49,28 @@ impl Default for Memory {
 }
 
 impl Memory {
+    /// A device with [`DEFAULT_CAPACITY`] bytes.
     pub fn new() -> Memory {
-        Memory { live: Vec::new(), freed: Vec::new(), next: GLOBAL_BASE }
+        Self::with_capacity(DEFAULT_CAPACITY)
+    }
+
+    /// A device that holds at most `capacity` live bytes.
+    pub fn with_capacity(capacity: usize) -> Memory {
+        Memory { live: Vec::new(), freed: Vec::new(), next: GLOBAL_BASE, live_bytes: 0, capacity }
+    }
+
+    /// The most live bytes this device holds.
+    pub fn capacity(&self) -> usize {
+        self.capacity
     }
 
     /// A new zero-filled allocation of `bytes` bytes; its address is 256-byte aligned.
     pub fn alloc(&mut self, bytes: usize) -> Result<u64, MemError> {
         if bytes == 0 {
             return Err(MemError::ZeroSize);
+        }
+        if bytes > self.capacity - self.live_bytes {
+            return Err(MemError::OutOfMemory(bytes));
         }
         let base = self.next;
         let end = (bytes as u64)
@@ -64,6 +83,7 @@ impl Memory {
         data.try_reserve_exact(bytes).map_err(|_| MemError::OutOfMemory(bytes))?;
         data.resize(bytes, 0);
         self.next = end;
+        self.live_bytes += bytes;
         self.live.push(Allocation { base, data });
         Ok(base)
     }
@@ -72,6 +92,7 @@ impl Memory {
     pub fn free(&mut self, addr: u64) -> Result<(), MemError> {
         let i = self.live.binary_search_by_key(&addr, |a| a.base).map_err(|_| MemError::NotABase(addr))?;
         let a = self.live.remove(i);
+        self.live_bytes -= a.data.len();
         let at = self.freed.partition_point(|f| f.0 < a.base);
         self.freed.insert(at, (a.base, a.data.len()));
         Ok(())
@@ -106,7 +127,7 @@ impl Memory {
 
     /// Bytes in live allocations.
     pub fn live_bytes(&self) -> usize {
-        self.live.iter().map(|a| a.data.len()).sum()
+        self.live_bytes
     }
 
     /// (base, len) of the live allocation holding `addr`.

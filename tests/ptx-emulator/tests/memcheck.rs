@@ -168,6 +168,12 @@ fn host_memory_operations_are_checked() {
     let mut mem = Memory::new();
     assert_eq!(mem.alloc(0), Err(MemError::ZeroSize));
     assert!(matches!(mem.alloc(usize::MAX), Err(MemError::OutOfMemory(_))));
+    assert!(matches!(mem.alloc(ptx_emulator::DEFAULT_CAPACITY + 1), Err(MemError::OutOfMemory(_))));
+    let mut small = Memory::with_capacity(1000);
+    let x = small.alloc(600).unwrap();
+    assert_eq!(small.alloc(600), Err(MemError::OutOfMemory(600)));
+    small.free(x).unwrap();
+    small.alloc(600).unwrap();
     let a = mem.alloc(10).unwrap();
     let b = mem.alloc(300).unwrap();
     assert_eq!(a % 256, 0);
@@ -189,4 +195,22 @@ fn host_memory_operations_are_checked() {
     let c = mem.alloc(10).unwrap();
     assert!(c > b);
     assert_eq!(mem.live_bytes(), 310);
+}
+
+/// Malformed text gets a LoadError, never a panic: every third truncation of the test
+/// kernels, a kernel with a dangling label and register, and sizes no device could hold.
+#[test]
+fn truncated_or_garbled_modules_are_refused_cleanly() {
+    let mut mem = Memory::new();
+    for cut in (0..STORE_INDEX.len()).step_by(3) {
+        let _ = Module::load(&STORE_INDEX[..cut], &mut mem);
+    }
+    let garbled = STORE_INDEX.replace("%rd5", "%rd9").replace("$L__BB1_2:", "");
+    assert!(Module::load(&garbled, &mut mem).is_err());
+    for bad in ["\u{1}", ".reg .b32 %r<99999999999>;", ".visible .entry k(.param .b8 x[18446744073709551615]) { ret; }",
+                ".global .b8 big[1099511627776];", ".visible .entry k() { .local .b8 d[4294967296]; ret; }"] {
+        let text = format!(".version 7.0\n.target sm_80\n.address_size 64\n{bad}\n");
+        assert!(Module::load(&text, &mut mem).is_err(), "{bad}");
+    }
+    assert_eq!(mem.live_bytes(), 0);
 }
