@@ -27,5 +27,15 @@ fn every_target_loads_with_all_entry_points() {
             }
             assert_eq!(m.param_buffer_size(e), end);
         }
+        // Worked out from the kernel's Rust signature: pointers and usize take 8 bytes at
+        // 8-byte alignment, u32/i32 4 bytes at 4-byte alignment.
+        let e = m.entry("zfp_rate_encode_f32_1d").unwrap();
+        let layout: Vec<(usize, usize)> = m.params(e).iter().map(|p| (p.offset, p.size)).collect();
+        let want = [(0, 8), (8, 8), (16, 8), (24, 8), (32, 8), (40, 4), (44, 4), (48, 4), (52, 4), (56, 8), (64, 8), (72, 8), (80, 8)];
+        assert_eq!(layout, want);
+        assert_eq!(m.param_buffer_size(e), 88);
+        let e = m.entry("szx_plan_f64").unwrap();
+        let sizes: Vec<usize> = m.params(e).iter().map(|p| p.size).collect();
+        assert_eq!(sizes, [8; 9]);
     }
 }
