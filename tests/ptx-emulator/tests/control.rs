@@ -200,3 +200,12 @@ fn parser_accepts_the_forms_llvm_writes() {
     launch(&m, m.entry("k").unwrap(), LaunchDims { grid: [1; 3], block: [1; 3] }, &out.to_le_bytes(), &mut mem).unwrap();
     assert_eq!(read_u64s(&mem, out, 1), vec![7 | 9 << 32]);
 }
+
+#[test]
+fn modules_and_memory_can_move_between_threads() {
+    // The driver runs launches on stream worker threads and shares loaded modules.
+    fn shareable<T: Send + Sync>() {}
+    shareable::<Module>();
+    shareable::<Memory>();
+    shareable::<Fault>();
+}
