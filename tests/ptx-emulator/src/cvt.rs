@@ -322,3 +322,104 @@ fn float_post(r: u64, bits: u32, ftz: bool, sat: bool) -> u64 {
         r
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Conversions against independent references over many pseudo-random inputs:
+    //! Rust's `as` casts (round to nearest even, float-to-int saturating with NaN to 0)
+    //! and the `half` crate, plus the defining property of each directed mode.
+    use super::*;
+
+    const F32T: Ty = Ty { kind: Kind::F, bits: 32 };
+    const F64T: Ty = Ty { kind: Kind::F, bits: 64 };
+    const S64T: Ty = Ty { kind: Kind::S, bits: 64 };
+    const S32T: Ty = Ty { kind: Kind::S, bits: 32 };
+    const F16T: Ty = Ty { kind: Kind::F, bits: 16 };
+
+    /// SplitMix64: reproducible inputs without a dependency.
+    fn inputs(n: usize) -> impl Iterator<Item = u64> {
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        (0..n).map(move |_| {
+            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        })
+    }
+
+    /// f64 values spread over every exponent, f32's and f16's ranges included.
+    fn doubles(n: usize) -> impl Iterator<Item = f64> {
+        inputs(n).map(|b| {
+            let e = 1023 - 160 + (b >> 52) % 320; // exponents around the f32 range
+            f64::from_bits((b & (1 << 63)) | (e << 52) | (b & ((1 << 52) - 1)))
+        })
+    }
+
+    #[test]
+    fn f64_to_f32_nearest_matches_the_as_cast() {
+        for x in doubles(200_000) {
+            assert_eq!(cvt(x.to_bits(), F64T, F32T, Rnd::Rn, false, false), (x as f32).to_bits() as u64, "{x:e}");
+        }
+    }
+
+    #[test]
+    fn directed_f64_to_f32_brackets_the_value() {
+        for x in doubles(100_000) {
+            let down = f32::from_bits(cvt(x.to_bits(), F64T, F32T, Rnd::Rm, false, false) as u32) as f64;
+            let up = f32::from_bits(cvt(x.to_bits(), F64T, F32T, Rnd::Rp, false, false) as u32) as f64;
+            let zero = f32::from_bits(cvt(x.to_bits(), F64T, F32T, Rnd::Rz, false, false) as u32) as f64;
+            assert!(down <= x && x <= up, "{x:e}: {down:e} {up:e}");
+            // Adjacent (or equal when exact): nothing representable lies strictly between.
+            let (d32, u32_) = (down as f32, up as f32);
+            assert!(d32 == u32_ || next_up(d32) == u32_, "{x:e}: {down:e} {up:e}");
+            assert_eq!(zero, if x < 0.0 { up } else { down }, "{x:e}");
+        }
+    }
+
+    fn next_up(x: f32) -> f32 {
+        if x == 0.0 {
+            return f32::from_bits(1);
+        }
+        f32::from_bits(if x > 0.0 { x.to_bits() + 1 } else { x.to_bits() - 1 })
+    }
+
+    #[test]
+    fn f16_nearest_matches_the_half_crate() {
+        // From f32 inputs: the half crate's f64 path rounds through f32 (double rounding),
+        // so it is no reference for f64 inputs.
+        for x in doubles(100_000).map(|v| (v / 2f64.powi(100)) as f32) {
+            let want = half::f16::from_f32(x).to_bits() as u64;
+            assert_eq!(cvt(x.to_bits() as u64, F32T, F16T, Rnd::Rn, false, false), want, "{x:e}");
+            let back = cvt(want, F16T, F32T, Rnd::None, false, false);
+            assert_eq!(back, half::f16::from_bits(want as u16).to_f32().to_bits() as u64);
+        }
+        // From f64, one rounding: 817.25 + 2^-17.2 is above the tie of 817.0 / 817.5
+        // (f16 spacing 0.5 there), so it rounds up, where rounding through f32 would
+        // land on the tie and go to the even 817.0.
+        assert_eq!(cvt(817.2500066895216f64.to_bits(), F64T, F16T, Rnd::Rn, false, false), 0x6263);
+    }
+
+    #[test]
+    fn integer_to_float_matches_the_as_cast_and_directed_modes_bracket() {
+        for b in inputs(100_000) {
+            let x = (b as i64) >> (b % 40);
+            assert_eq!(cvt(x as u64, S64T, F32T, Rnd::Rn, false, false), (x as f32).to_bits() as u64);
+            assert_eq!(cvt(x as u64, S64T, F64T, Rnd::Rn, false, false), (x as f64).to_bits());
+            let down = f32::from_bits(cvt(x as u64, S64T, F32T, Rnd::Rm, false, false) as u32) as i128;
+            let up = f32::from_bits(cvt(x as u64, S64T, F32T, Rnd::Rp, false, false) as u32) as i128;
+            assert!(down <= x as i128 && x as i128 <= up, "{x}");
+            let zero = f32::from_bits(cvt(x as u64, S64T, F32T, Rnd::Rz, false, false) as u32) as i128;
+            assert_eq!(zero, if x < 0 { up } else { down });
+        }
+    }
+
+    #[test]
+    fn float_to_integer_truncation_matches_the_saturating_as_cast() {
+        for x in doubles(100_000).map(|v| v * 2f64.powi(40)) {
+            assert_eq!(cvt(x.to_bits(), F64T, S64T, Rnd::Rzi, false, false), x as i64 as u64, "{x:e}");
+            assert_eq!(cvt(x.to_bits(), F64T, S32T, Rnd::Rzi, false, false), x as i32 as u32 as u64, "{x:e}");
+        }
+        assert_eq!(cvt(f64::NAN.to_bits(), F64T, S64T, Rnd::Rzi, false, false), 0);
+    }
+}
