@@ -20,8 +20,12 @@ pub struct EmulateArgs {
     /// Do not build codec-host's cuda binaries (only the emulator library).
     #[arg(long)]
     no_build: bool,
+    /// Print the environment as shell `export` lines instead of running a command
+    /// (`eval "$(cargo xtask emulate --print-env)"`).
+    #[arg(long)]
+    print_env: bool,
     /// The command and its arguments.
-    #[arg(last = true, required = true)]
+    #[arg(last = true, required_unless_present = "print_env")]
     cmd: Vec<OsString>,
 }
 
@@ -66,16 +70,33 @@ pub fn prepare() -> Result<Vec<(&'static str, OsString)>, String> {
     std::fs::create_dir_all(&lib64).map_err(|e| format!("{}: {e}", lib64.display()))?;
     symlink(&lib, &lib64.join("libcuda.so.1"))?;
     symlink(Path::new("libcuda.so.1"), &lib64.join("libcuda.so"))?;
+    // `cargo xtask` (cargo run) prepended the target and toolchain library directories
+    // to this process's LD_LIBRARY_PATH; the command gets the caller's own entries.
+    let toolchains = std::env::var_os("RUSTUP_HOME").map(|h| PathBuf::from(h).join("toolchains"));
     let mut ld = OsString::from(&lib64);
-    if let Some(old) = std::env::var_os("LD_LIBRARY_PATH").filter(|v| !v.is_empty()) {
-        ld.push(":");
-        ld.push(old);
+    for dir in std::env::split_paths(&std::env::var_os("LD_LIBRARY_PATH").unwrap_or_default()) {
+        let cargos = dir.starts_with(&target) || toolchains.as_ref().is_some_and(|t| dir.starts_with(t));
+        if !cargos && !dir.as_os_str().is_empty() {
+            ld.push(":");
+            ld.push(&dir);
+        }
     }
     Ok(vec![("LD_LIBRARY_PATH", ld), ("CUDA_LIBRARY_PATH", base.into_os_string())])
 }
 
+/// `VALUE` quoted for a POSIX shell.
+fn shell_quote(v: &std::ffi::OsStr) -> String {
+    format!("'{}'", v.to_string_lossy().replace('\'', "'\\''"))
+}
+
 pub fn run(args: &EmulateArgs) -> Result<ExitCode, String> {
     let env = prepare()?;
+    if args.print_env {
+        for (k, v) in &env {
+            println!("export {k}={}", shell_quote(v));
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     if !args.no_build {
         let refs: Vec<(&str, &OsString)> = env.iter().map(|(k, v)| (*k, v)).collect();
         cargo_build(&["-p", "codec-host", "--features", "cuda"], &refs)?;

@@ -1,7 +1,7 @@
 //! `cargo xtask gpu-estimate`: an *estimated* A100 / H100 throughput per kernel and per
 //! codec, from the work the emulated device counts (docs/gpu.md, "Throughput estimate").
 //!
-//! Runs codec-host's `gpu_codec_workload` example on the emulated device, once per codec
+//! Runs codec-host's `gpu_workload` example on the emulated device, once per codec
 //! and direction, with `CCOLL_EMU_STATS` collecting one line of counters per launch, and
 //! applies a simple roofline to each launch. Nothing here is a measurement.
 
@@ -153,7 +153,7 @@ fn run_workload(exe: &Path, env: &[(&'static str, std::ffi::OsString)], codec: &
     let stats = std::env::temp_dir().join(format!("ccoll-gpu-estimate-{}.jsonl", std::process::id()));
     let _ = std::fs::remove_file(&stats);
     let out = Command::new(exe)
-        .args([codec, phase, &edge.to_string()])
+        .args([phase, codec, "--edge", &edge.to_string()])
         .envs(env.iter().map(|(k, v)| (k, v)))
         .env("CCOLL_EMU_STATS", &stats)
         .output()
@@ -199,14 +199,14 @@ pub fn run(args: &EstimateArgs) -> Result<ExitCode, String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
         .current_dir(workspace::root())
-        .args(["build", "--release", "--quiet", "-p", "codec-host", "--features", "cuda", "--example", "gpu_codec_workload"])
+        .args(["build", "--release", "--quiet", "-p", "codec-host", "--features", "cuda", "--example", "gpu_workload"])
         .envs(env.iter().map(|(k, v)| (k, v)))
         .status()
         .map_err(|e| format!("cargo: {e}"))?;
     if !status.success() {
-        return Err("building the gpu_codec_workload example failed".into());
+        return Err("building the gpu_workload example failed".into());
     }
-    let exe = emulate::target_dir().join("release/examples/gpu_codec_workload");
+    let exe = emulate::target_dir().join("release/examples/gpu_workload");
     let field_bytes = (args.edge.pow(3) * 4) as f64;
     println!("ESTIMATES, not measurements: a roofline over the work the emulated device counted.");
     println!("Field: smooth3d {0}x{0}x{0} f32 ({1:.1} MiB). Per launch, the slowest of the busiest pipe, one", args.edge, field_bytes / (1 << 20) as f64);
