@@ -53,6 +53,7 @@ pub const ERRORS: &[(CUresult, &str, &str)] = &[
     (600, "CUDA_ERROR_NOT_READY\0", "device not ready\0"),
     (700, "CUDA_ERROR_ILLEGAL_ADDRESS\0", "an illegal memory access was encountered\0"),
     (701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES\0", "too many resources requested for launch\0"),
+    (702, "CUDA_ERROR_LAUNCH_TIMEOUT\0", "the launch timed out and was terminated\0"),
     (712, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED\0", "part or all of the requested memory range is already mapped\0"),
     (713, "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED\0", "pointer does not correspond to a registered memory region\0"),
     (716, "CUDA_ERROR_MISALIGNED_ADDRESS\0", "misaligned address\0"),

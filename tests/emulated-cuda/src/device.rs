@@ -7,8 +7,6 @@ use crate::driver::{api, driver, init, put};
 
 /// What `cuDeviceGetName` reports: says plainly that this is no NVIDIA GPU.
 pub const DEVICE_NAME: &str = "ccoll emulated CUDA device (PTX interpreter)";
-/// Device memory reported by cuDeviceTotalMem / cuMemGetInfo (allocations live in host RAM).
-pub const TOTAL_MEMORY: usize = 8 << 30;
 /// Multiprocessors reported: few, so that grid-stride kernels get several blocks each.
 pub const MULTIPROCESSORS: c_int = 4;
 /// The CUDA version this driver API matches (cuDriverGetVersion: 1000 * major + 10 * minor).
@@ -122,7 +120,8 @@ pub unsafe extern "C" fn cuDeviceGetAttribute(pi: *mut c_int, attrib: c_int, dev
 pub unsafe extern "C" fn cuDeviceTotalMem_v2(bytes: *mut usize, dev: CUdevice) -> CUresult {
     api(|| {
         check_device(dev)?;
-        put(bytes, TOTAL_MEMORY)
+        // The interpreter's capacity (allocations live in host RAM).
+        put(bytes, driver()?.mem.lock().unwrap().capacity())
     })
 }
 

@@ -3,7 +3,9 @@
 use std::ffi::{c_int, c_uint, c_void};
 use std::sync::Arc;
 
-use ptx_emulator::{launch, LaunchDims};
+use std::sync::OnceLock;
+
+use ptx_emulator::{launch_with, LaunchDims, Limits};
 
 use crate::abi::*;
 use crate::device::MULTIPROCESSORS;
@@ -18,6 +20,23 @@ const MAX_GRID_DIM: [u32; 3] = [(1 << 31) - 1, 65535, 65535];
 const MAX_SHARED_PER_BLOCK: u32 = 48 << 10;
 const MAX_THREADS_PER_SM: u32 = 2048;
 const MAX_BLOCKS_PER_SM: u32 = 32;
+
+/// `CCOLL_EMU_MAX_INSTRUCTIONS`: a launch that executes more instructions (over all its
+/// threads) fails with CUDA_ERROR_LAUNCH_TIMEOUT, so a kernel that never ends cannot
+/// hang a test run. Unset: no limit.
+fn limits() -> Limits {
+    static LIMITS: OnceLock<Limits> = OnceLock::new();
+    *LIMITS.get_or_init(|| match std::env::var("CCOLL_EMU_MAX_INSTRUCTIONS") {
+        Ok(v) => match v.trim().parse::<f64>() {
+            Ok(n) if n >= 1.0 => Limits { max_instructions: n as u64 },
+            _ => {
+                eprintln!("ccoll-emu: CCOLL_EMU_MAX_INSTRUCTIONS={v:?} is not a positive count; no limit");
+                Limits::default()
+            }
+        },
+        Err(_) => Limits::default(),
+    })
+}
 
 fn function(f: CUfunction) -> Result<Arc<Function>, CUresult> {
     driver()?.functions.get(f).ok_or(CUDA_ERROR_INVALID_HANDLE)
@@ -119,7 +138,7 @@ pub unsafe extern "C" fn cuLaunchKernel(
         let buf = param_buffer(&func, params, extra)?;
         let mem = Arc::clone(&driver()?.mem);
         let work = Box::new(move || {
-            let result = launch(&func.module, func.entry, dims, &buf, &mut mem.lock().unwrap());
+            let result = launch_with(&func.module, func.entry, dims, &buf, &mut mem.lock().unwrap(), limits());
             match result {
                 Ok(stats) => {
                     crate::stats::record(&func.name, dims, &stats);

@@ -16,7 +16,6 @@ use ptx_emulator::Memory;
 
 use crate::abi::*;
 use crate::context::Context;
-use crate::device::TOTAL_MEMORY;
 use crate::driver::{api, current, driver, put};
 use crate::queue::Failure;
 use crate::stream::{run_and_wait, submit};
@@ -192,9 +191,6 @@ fn alloc_device(ctx: &Context, bytes: usize) -> Result<CUdeviceptr, CUresult> {
     }
     let d = driver()?;
     let mut mem = d.mem.lock().unwrap();
-    if mem.live_bytes().saturating_add(bytes) > TOTAL_MEMORY {
-        return Err(CUDA_ERROR_OUT_OF_MEMORY);
-    }
     let addr = mem.alloc(bytes).map_err(|_| CUDA_ERROR_OUT_OF_MEMORY)?;
     ctx.allocations.lock().unwrap().insert(addr);
     Ok(addr)
@@ -280,9 +276,9 @@ pub unsafe extern "C" fn cuMemFree_v2(dptr: CUdeviceptr) -> CUresult {
 pub unsafe extern "C" fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> CUresult {
     api(|| {
         current()?;
-        let used = driver()?.mem.lock().unwrap().live_bytes();
-        put(free, TOTAL_MEMORY.saturating_sub(used))?;
-        put(total, TOTAL_MEMORY)
+        let mem = driver()?.mem.lock().unwrap();
+        put(free, mem.capacity().saturating_sub(mem.live_bytes()))?;
+        put(total, mem.capacity())
     })
 }
 

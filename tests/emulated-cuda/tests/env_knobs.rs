@@ -1,4 +1,5 @@
-//! The environment knobs CCOLL_EMU_STREAM_DELAY_US, CCOLL_EMU_CC and CCOLL_EMU_STATS.
+//! The environment knobs CCOLL_EMU_STREAM_DELAY_US, CCOLL_EMU_CC, CCOLL_EMU_STATS and
+//! CCOLL_EMU_MAX_INSTRUCTIONS.
 //! The driver reads them once, so they get a test binary (a process) of their own with
 //! a single test that sets them before the first driver call.
 
@@ -14,13 +15,14 @@ use cuda::*;
 const N: usize = 1000;
 
 #[test]
-fn stream_delay_exposes_a_missing_synchronisation_cc_and_stats_are_honoured() {
+fn stream_delay_exposes_a_missing_synchronisation_and_cc_stats_and_budget_are_honoured() {
     let stats = std::env::temp_dir().join(format!("ccoll-emu-stats-{}.jsonl", std::process::id()));
     let _ = std::fs::remove_file(&stats);
     // SAFETY (set_var): this binary's only test, before anything reads the environment.
     std::env::set_var("CCOLL_EMU_STREAM_DELAY_US", "20000");
     std::env::set_var("CCOLL_EMU_CC", "70");
     std::env::set_var("CCOLL_EMU_STATS", &stats);
+    std::env::set_var("CCOLL_EMU_MAX_INSTRUCTIONS", "1e6");
     let ctx = context();
     unsafe {
         let attr = |a| {
@@ -68,6 +70,11 @@ fn stream_delay_exposes_a_missing_synchronisation_cc_and_stats_are_honoured() {
             assert!(lines[0].contains(want), "stats line lacks {want}: {}", lines[0]);
         }
         let _ = std::fs::remove_file(&stats);
+
+        // A kernel that never ends hits the instruction budget: a sticky launch timeout.
+        let spin = function(m, "spin");
+        ok(launch(spin, 1, 1, s, &mut []));
+        expect(cuStreamSynchronize(s), 702);
         ok(cuCtxDestroy_v2(ctx));
     }
 }

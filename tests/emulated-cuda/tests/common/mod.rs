@@ -80,7 +80,8 @@ pub fn launch(f: CUfunction, grid: u32, block: u32, s: CUstream, args: &mut [*mu
 
 /// `store_index(out: *u32, n: u64)`: thread i writes i to out[i] for i < n. The
 /// `buggy` variant compares with `>` instead of `>=`, so thread n stores one element
-/// past the end: the planted off-by-one memcheck must catch.
+/// past the end: the planted off-by-one memcheck must catch. The module also has
+/// `boom()`, which traps, and `spin()`, which never ends.
 pub fn store_index_ptx(buggy: bool) -> String {
     let cmp = if buggy { "setp.gt.u64" } else { "setp.ge.u64" };
     format!(
@@ -120,6 +121,12 @@ $L__done:
 .visible .entry boom()
 {{
 	trap;
+}}
+
+.visible .entry spin()
+{{
+$L__forever:
+	bra.uni 	$L__forever;
 }}
 "#
     )
