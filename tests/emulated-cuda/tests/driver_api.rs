@@ -319,7 +319,7 @@ fn streams_run_in_order_and_events_order_streams() {
 }
 
 #[test]
-fn legacy_stream_waits_for_blocking_streams_only() {
+fn legacy_stream_and_synchronous_copies_wait_for_blocking_streams_only() {
     let ctx = context();
     unsafe {
         let blocking = stream(0);
@@ -348,6 +348,26 @@ fn legacy_stream_waits_for_blocking_streams_only() {
         assert_eq!(download::<u32>(d, 1), vec![7]);
         open_nb.send(()).unwrap();
         ok(cuCtxSynchronize());
+
+        // A synchronous copy waits for the legacy stream, hence for earlier work on a
+        // blocking stream...
+        let open_b = gate(blocking);
+        ok(cuMemsetD32Async(d, 8, 1, blocking));
+        let opener = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            open_b.send(()).unwrap();
+        });
+        let t = std::time::Instant::now();
+        assert_eq!(download::<u32>(d, 1), vec![8]);
+        assert!(t.elapsed() >= Duration::from_millis(40), "returned after {:?}", t.elapsed());
+        opener.join().unwrap();
+        // ...but not for a non-blocking stream's.
+        let open_nb = gate(non_blocking);
+        ok(cuMemsetD32Async(d, 9, 1, non_blocking));
+        assert_eq!(download::<u32>(d, 1), vec![8]);
+        open_nb.send(()).unwrap();
+        ok(cuStreamSynchronize(non_blocking));
+        assert_eq!(download::<u32>(d, 1), vec![9]);
         ok(cuCtxDestroy_v2(ctx));
     }
 }
