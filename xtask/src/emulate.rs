@@ -113,3 +113,15 @@ pub fn run(args: &EmulateArgs) -> Result<ExitCode, String> {
         None => ExitCode::from(128 + std::os::unix::process::ExitStatusExt::signal(&status).unwrap_or(0).clamp(0, 127) as u8),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::shell_quote;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn values_are_quoted_for_the_shell() {
+        assert_eq!(shell_quote(OsStr::new("/a b/lib64:/c")), "'/a b/lib64:/c'");
+        assert_eq!(shell_quote(OsStr::new("it's")), r"'it'\''s'");
+    }
+}

@@ -32,6 +32,7 @@ pub const CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: CUresult = 712;
 pub const CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED: CUresult = 713;
 pub const CUDA_ERROR_LAUNCH_FAILED: CUresult = 719;
 pub const CUDA_ERROR_NOT_SUPPORTED: CUresult = 801;
+pub const CUDA_ERROR_UNKNOWN: CUresult = 999;
 
 /// (code, name, description) as NVIDIA's cuGetErrorName / cuGetErrorString give them,
 /// for every code this library can return, plus the common ones a caller may ask about.

@@ -101,7 +101,7 @@ pub fn api(body: impl FnOnce() -> Result<(), CUresult>) -> CUresult {
         Ok(Err(e)) => e,
         Err(_) => {
             eprintln!("ccoll-emu: internal error (panic) in the emulated driver");
-            999
+            CUDA_ERROR_UNKNOWN
         }
     }
 }

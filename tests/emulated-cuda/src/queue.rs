@@ -6,11 +6,12 @@
 //! position still completes), as a faulted CUDA context runs nothing more.
 
 use std::collections::VecDeque;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
-use crate::abi::CUresult;
+use crate::abi::{CUresult, CUDA_ERROR_UNKNOWN};
 
 /// Why queued work failed: the code becomes the context's sticky error and the message
 /// is printed as the `ccoll-emu:` diagnostic.
@@ -107,7 +108,12 @@ impl Queue {
                         std::thread::sleep(d);
                     }
                     if self.sticky.get().is_ok() {
-                        if let Err(f) = work() {
+                        // A panic (an emulator bug) must not kill the worker: the
+                        // stream would never complete and the host would wait forever.
+                        let result = catch_unwind(AssertUnwindSafe(work)).unwrap_or_else(|_| {
+                            Err(Failure { code: CUDA_ERROR_UNKNOWN, message: "internal error: queued work panicked".into() })
+                        });
+                        if let Err(f) = result {
                             eprintln!("ccoll-emu: {}", f.message);
                             self.sticky.set(f.code);
                         }
