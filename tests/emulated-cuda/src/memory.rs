@@ -259,14 +259,15 @@ pub unsafe extern "C" fn cuMemFreeAsync(dptr: CUdeviceptr, h: CUstream) -> CUres
 }
 
 /// Waits for the device first: memory that queued work still uses is not pulled from
-/// under it (what cudaFree's implicit synchronisation gives on hardware).
+/// under it (what cudaFree's implicit synchronisation gives on hardware). With unified
+/// addressing the pointer names its context, which need not be current (cust frees
+/// buffers wherever they are dropped).
 #[no_mangle]
 pub unsafe extern "C" fn cuMemFree_v2(dptr: CUdeviceptr) -> CUresult {
     api(|| {
-        let ctx = current()?;
-        if !ctx.allocations.lock().unwrap().contains(&dptr) {
-            return Err(CUDA_ERROR_INVALID_VALUE);
-        }
+        let d = driver()?;
+        let owner = d.contexts.all().into_iter().find(|c| c.allocations.lock().unwrap().contains(&dptr));
+        let ctx = owner.ok_or(CUDA_ERROR_INVALID_VALUE)?;
         ctx.synchronize()?;
         free_device(&ctx, dptr)
     })
@@ -320,17 +321,19 @@ pub unsafe extern "C" fn cuMemHostAlloc(pp: *mut *mut c_void, bytes: usize, flag
     })
 }
 
-/// Waits for the device first, as cudaFreeHost does.
+/// Waits for every context's work first (queued copies may still use the memory), as
+/// cudaFreeHost waits for the device.
 #[no_mangle]
 pub unsafe extern "C" fn cuMemFreeHost(p: *mut c_void) -> CUresult {
     api(|| {
-        let ctx = current()?;
         let d = driver()?;
         match d.pinned.lock().unwrap().get(&(p as usize)) {
             Some(PinnedRange { layout: Some(_), .. }) => {}
             _ => return Err(CUDA_ERROR_INVALID_VALUE),
         }
-        ctx.synchronize()?;
+        for ctx in d.contexts.all() {
+            ctx.synchronize()?;
+        }
         let range = d.pinned.lock().unwrap().remove(&(p as usize)).ok_or(CUDA_ERROR_INVALID_VALUE)?;
         if let Some(layout) = range.layout {
             // SAFETY: allocated by alloc_pinned with this layout.

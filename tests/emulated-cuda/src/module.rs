@@ -127,15 +127,13 @@ pub unsafe extern "C" fn cuModuleLoad(pmod: *mut CUmodule, fname: *const c_char)
     })
 }
 
+/// The module's own context need not be current (cust unloads wherever it drops).
 #[no_mangle]
 pub unsafe extern "C" fn cuModuleUnload(hmod: CUmodule) -> CUresult {
     api(|| {
-        let ctx = current()?;
         let d = driver()?;
         let loaded = d.modules.get(hmod).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
-        if loaded.ctx != ctx.handle {
-            return Err(CUDA_ERROR_INVALID_HANDLE);
-        }
+        let ctx = d.contexts.get(loaded.ctx as CUcontext).ok_or(CUDA_ERROR_INVALID_CONTEXT)?;
         // Queued launches hold the module; let them finish before its globals go.
         ctx.synchronize()?;
         d.modules.remove(hmod);

@@ -45,6 +45,11 @@ impl<T> Registry<T> {
         self.items.lock().unwrap().remove(&(handle as usize))
     }
 
+    /// Every item, in no particular order.
+    pub fn all(&self) -> Vec<Arc<T>> {
+        self.items.lock().unwrap().values().cloned().collect()
+    }
+
     /// Removes every item `pred` selects, returning them.
     pub fn remove_where(&self, pred: impl Fn(&T) -> bool) -> Vec<Arc<T>> {
         let mut items = self.items.lock().unwrap();

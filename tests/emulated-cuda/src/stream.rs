@@ -110,18 +110,20 @@ pub unsafe extern "C" fn cuStreamCreateWithPriority(ph: *mut CUstream, flags: c_
     })
 }
 
+/// The stream's context need not be current (cust destroys streams wherever they drop).
 #[no_mangle]
 pub unsafe extern "C" fn cuStreamDestroy_v2(h: CUstream) -> CUresult {
     api(|| {
-        let ctx = current_any()?;
+        let d = driver()?;
         if is_default(h) {
             return Err(CUDA_ERROR_INVALID_HANDLE);
         }
-        lookup(&ctx, h)?;
-        let s = driver()?.streams.remove(h).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+        let s = d.streams.remove(h).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
         // Queued work still runs; the worker exits after it.
         s.queue.close();
-        ctx.streams.lock().unwrap().retain(|x| !Arc::ptr_eq(x, &s));
+        if let Some(ctx) = d.contexts.get(s.ctx as CUcontext) {
+            ctx.streams.lock().unwrap().retain(|x| !Arc::ptr_eq(x, &s));
+        }
         Ok(())
     })
 }

@@ -385,3 +385,28 @@ fn unsupported_features_say_so() {
         ok(cuCtxDestroy_v2(ctx));
     }
 }
+
+#[test]
+fn resources_are_released_from_threads_without_their_context() {
+    let ctx = context();
+    let (d, s) = (alloc(64), stream(0));
+    let m = load_ptx(&store_index_ptx(false)).unwrap();
+    let (s, m) = (s as usize, m as usize);
+    let other = std::thread::spawn(move || unsafe {
+        let mut p = 0;
+        // No context is current here: allocating needs one...
+        expect(cuMemAlloc_v2(&mut p, 64), CUDA_ERROR_INVALID_CONTEXT);
+        // ...freeing, destroying and unloading find theirs from the handle (UVA).
+        ok(cuMemFree_v2(d));
+        ok(cuStreamDestroy_v2(s as CUstream));
+        ok(cuModuleUnload(m as CUmodule));
+        expect(cuMemFree_v2(d), CUDA_ERROR_INVALID_VALUE);
+    });
+    other.join().unwrap();
+    unsafe {
+        let mut host = [0u8; 4];
+        expect(cuMemcpyDtoH_v2(host.as_mut_ptr().cast(), d, 4), CUDA_ERROR_INVALID_VALUE);
+        expect(cuStreamQuery(s as CUstream), CUDA_ERROR_INVALID_HANDLE);
+        ok(cuCtxDestroy_v2(ctx));
+    }
+}
