@@ -5,6 +5,8 @@ mod build_ptx;
 mod cluster;
 mod datasets_cmd;
 mod demo;
+mod emulate;
+mod gpu_estimate;
 mod model;
 mod plot;
 mod ptxas;
@@ -35,6 +37,12 @@ enum Cmd {
     Cluster(ClusterCmd),
     /// Statistics of the built-in data sets (see docs/datasets.md).
     Datasets(datasets_cmd::DatasetsArgs),
+    /// Runs a command with the emulated CUDA device (a PTX interpreter behind a libcuda.so)
+    /// first on the library path: `cargo xtask emulate -- CMD [ARGS]`.
+    Emulate(emulate::EmulateArgs),
+    /// ESTIMATED A100/H100 throughput per kernel and codec: a roofline over the work the
+    /// emulated device counts (docs/gpu.md, "Throughput estimate").
+    GpuEstimate(gpu_estimate::EstimateArgs),
     /// The README's main job: plain MPI vs compressed collectives on the emulated cluster.
     Demo(demo::DemoArgs),
     /// The cost model: calibration, validation against a run, large-scale predictions.
@@ -127,6 +135,8 @@ fn main() -> ExitCode {
         Cmd::Cluster(c) => cluster_cmd(c),
         Cmd::Datasets(a) => datasets_cmd::run(&a),
         Cmd::Demo(a) => demo::run(&a),
+        Cmd::Emulate(a) => emulate::run(&a),
+        Cmd::GpuEstimate(a) => gpu_estimate::run(&a),
         Cmd::Model(a) => model::run(&a),
     };
     match result {
