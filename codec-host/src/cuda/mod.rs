@@ -46,6 +46,17 @@ pub use ptx::{layout_mismatches, missing_entries, runtime_dir as ptx_runtime_dir
 pub trait GpuElement: Element + ReduceElem + DeviceCopy + Pod + ElementKernels {}
 impl<T: Element + ReduceElem + DeviceCopy + Pod + ElementKernels> GpuElement for T {}
 
+/// Checks that `len` values fill `shape`.
+fn check_len(shape: &Shape, len: usize) -> Result<()> {
+    if shape.is_empty() {
+        return Err(Error::ZeroSize);
+    }
+    match shape.checked_len() {
+        Some(n) if n == len => Ok(()),
+        _ => Err(Error::BadDims(format!("shape {shape} does not hold {len} values"))),
+    }
+}
+
 /// A device slice as a kernel parameter.
 fn dptr<T: DeviceCopy>(s: &DeviceSlice<T>) -> DevicePtr<T> {
     DevicePtr::from_addr(s.as_device_ptr().as_raw())
@@ -400,9 +411,7 @@ impl CudaBackend {
         data: &[T],
         shape: Shape,
     ) -> Result<PendingCompress<'static, T>> {
-        if data.len() != shape.checked_len().unwrap_or(usize::MAX) {
-            return Err(Error::BadDims(format!("shape {shape} does not hold {} values", data.len())));
-        }
+        check_len(&shape, data.len())?;
         let d = self.upload_on(stream, data)?;
         let q = match codec {
             Codec::ZfpFixedRate { .. } | Codec::ZfpFixedAccuracy { .. } => self.zfp_queue(stream, codec, &d, shape)?,

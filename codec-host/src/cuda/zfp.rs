@@ -19,7 +19,7 @@ use codec_kernels::zfp::variable::max_block_bits;
 use codec_kernels::zfp::{Field, Params, D1, D2, D3};
 
 use super::pending::{Format, InFlight, Length, Queued};
-use super::{dptr, gpu, CudaBackend, DeviceStream, GpuElement, GpuStream, PendingCompress, PendingDecompress};
+use super::{check_len, dptr, gpu, CudaBackend, DeviceStream, GpuElement, GpuStream, PendingCompress, PendingDecompress};
 use crate::zfp::layout::field_of;
 use crate::zfp::{params_for, Header};
 use crate::{Codec, Error, Result, Shape};
@@ -53,16 +53,6 @@ fn block_bound<T: GpuElement>(p: &Params, dims: usize) -> usize {
         1 => max_block_bits::<T, D1>(p),
         2 => max_block_bits::<T, D2>(p),
         _ => max_block_bits::<T, D3>(p),
-    }
-}
-
-fn check_len(shape: &Shape, len: usize) -> Result<()> {
-    if shape.is_empty() {
-        return Err(Error::ZeroSize);
-    }
-    match shape.checked_len() {
-        Some(n) if n == len => Ok(()),
-        _ => Err(Error::BadDims(format!("shape {shape} does not hold {len} values"))),
     }
 }
 
