@@ -209,6 +209,13 @@ impl Backend {
         self.device()?.compress_on(stream, codec, data, shape)
     }
 
+    /// Queues the upload of a compressed stream from host memory on `stream` (CUDA
+    /// backend only), for [`decompress_on`](Self::decompress_on).
+    #[cfg(feature = "cuda")]
+    pub fn upload_stream(&self, stream: &crate::cuda::GpuStream, bytes: &[u8]) -> Result<crate::cuda::DeviceStream> {
+        self.device()?.upload_stream(stream, bytes)
+    }
+
     /// Queues the decompression of a device stream into the device array `out` on
     /// `stream` (CUDA backend only): see
     /// [`CudaBackend::decompress_on`](crate::cuda::CudaBackend::decompress_on).
@@ -278,6 +285,14 @@ mod tests {
             b.reduce(ReduceOp::Sum, &mut acc, &[2.0]).unwrap();
             assert_eq!(acc, [3.0]);
         }
+    }
+
+    /// Device arrays exist only on the CUDA backend; a CPU backend says so.
+    #[cfg(feature = "cuda")]
+    #[test]
+    fn device_array_calls_on_a_cpu_backend_are_no_device_errors() {
+        let b = Backend::with_executor(CpuExecutor::new(1).unwrap());
+        assert!(matches!(b.stream(), Err(Error::NoDevice(m)) if m.contains("cpu (1 threads)")));
     }
 
     #[test]
