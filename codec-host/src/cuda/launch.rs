@@ -45,7 +45,7 @@ impl CudaBackend {
         ];
         // SAFETY: `extra` describes a buffer of `size` bytes that the driver copies
         // before returning; the caller vouches for the pointers inside it.
-        let r = cuLaunchKernel(f.to_raw(), grid, 1, 1, block, 1, 1, 0, stream.inner.as_inner(), std::ptr::null_mut(), extra.as_mut_ptr());
+        let r = cuLaunchKernel(f.to_raw(), grid, 1, 1, block, 1, 1, 0, stream.raw(), std::ptr::null_mut(), extra.as_mut_ptr());
         if r != cudaError_enum::CUDA_SUCCESS {
             return Err(Error::Gpu(format!("cuLaunchKernel {}: {r:?}", K::NAME)));
         }

@@ -14,18 +14,17 @@
 mod launch;
 mod pending;
 mod ptx;
+mod stream;
 mod szx;
 mod zfp;
 
 use cust::context::{Context, CurrentContext};
 use cust::device::{Device, DeviceAttribute};
 use cust::error::CudaError;
-use cust::event::{Event, EventFlags, EventStatus};
 use cust::function::Function;
 use cust::memory::bytemuck::Pod;
-use cust::memory::{AsyncCopyDestination, CopyDestination, DeviceBuffer, DeviceCopy, DeviceSlice};
+use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy, DeviceSlice};
 use cust::module::Module;
-use cust::stream::{Stream, StreamFlags, StreamWaitEventFlags};
 
 use codec_kernels::grid::LaunchConfig;
 use codec_kernels::kernels::ops::{Max, Min, Prod, Sum};
@@ -40,6 +39,7 @@ use crate::{Codec, Element, Error, Result, Shape, StreamInfo};
 
 pub use launch::launched_entry_points;
 pub use pending::{DeviceStream, PendingCompress, PendingDecompress};
+pub use stream::{GpuEvent, GpuStream};
 pub use ptx::{layout_mismatches, missing_entries, runtime_dir as ptx_runtime_dir};
 
 /// The element types the GPU kernels take (`f32`, `f64`).
@@ -76,51 +76,6 @@ pub(crate) fn gpu(what: &'static str) -> impl Fn(CudaError) -> Error {
 /// driver/library mismatch) leaves no usable device: all of these are `NoDevice`.
 fn init_error(e: CudaError) -> Error {
     Error::NoDevice(format!("the CUDA driver reports: {e}"))
-}
-
-/// An ordered queue of GPU work (a non-blocking CUDA stream).
-pub struct GpuStream {
-    inner: Stream,
-}
-
-/// A point in a stream's work; other streams and the host can wait for it.
-pub struct GpuEvent {
-    inner: Event,
-}
-
-impl GpuStream {
-    /// Marks the current end of this stream's work.
-    pub fn record(&self) -> Result<GpuEvent> {
-        let inner = Event::new(EventFlags::DISABLE_TIMING).map_err(gpu("cuEventCreate"))?;
-        inner.record(&self.inner).map_err(gpu("cuEventRecord"))?;
-        Ok(GpuEvent { inner })
-    }
-
-    /// Makes later work on this stream wait until `event` has happened (no host wait).
-    /// The event is used up: record one per waiting stream.
-    pub fn wait_for(&self, event: GpuEvent) -> Result<()> {
-        self.inner.wait_event(event.inner, StreamWaitEventFlags::DEFAULT).map_err(gpu("cuStreamWaitEvent"))
-    }
-
-    /// Blocks the host until all work queued so far has finished.
-    pub fn synchronize(&self) -> Result<()> {
-        self.inner.synchronize().map_err(gpu("cuStreamSynchronize"))
-    }
-}
-
-impl GpuEvent {
-    /// True once the work before the event has finished (does not block).
-    pub fn is_complete(&self) -> Result<bool> {
-        match self.inner.query().map_err(gpu("cuEventQuery"))? {
-            EventStatus::Ready => Ok(true),
-            EventStatus::NotReady => Ok(false),
-        }
-    }
-
-    /// Blocks the host until the event has happened.
-    pub fn synchronize(&self) -> Result<()> {
-        self.inner.synchronize().map_err(gpu("cuEventSynchronize"))
-    }
 }
 
 /// The result of [`CudaBackend::exclusive_scan_on`], valid once its stream gets there.
@@ -193,7 +148,7 @@ impl CudaBackend {
     /// A new stream; work on different streams may overlap.
     pub fn stream(&self) -> Result<GpuStream> {
         self.enter()?;
-        Ok(GpuStream { inner: Stream::new(StreamFlags::NON_BLOCKING, None).map_err(gpu("cuStreamCreate"))? })
+        GpuStream::new()
     }
 
     /// Grid for `n` items: one thread per item, at most the blocks the device keeps
@@ -259,8 +214,8 @@ impl CudaBackend {
         self.enter()?;
         // SAFETY: `T` is Pod, and the zeroing is queued on `stream` before any work the
         // caller queues there afterwards.
-        let mut d = unsafe { DeviceBuffer::uninitialized(n) }.map_err(gpu("cuMemAlloc"))?;
-        unsafe { d.set_8_async(0, &stream.inner) }.map_err(gpu("cuMemsetD8Async"))?;
+        let d = unsafe { DeviceBuffer::<T>::uninitialized(n) }.map_err(gpu("cuMemAlloc"))?;
+        unsafe { stream.zero(d.as_device_ptr().as_raw(), std::mem::size_of::<T>() * n)? };
         Ok(d)
     }
 
@@ -271,8 +226,8 @@ impl CudaBackend {
         // SAFETY: the buffer is fully written by the copy queued right after, before any
         // later use on `stream`; `host` is pageable (staged before the call returns) or
         // outlives the callers' synchronisation.
-        let mut d = unsafe { DeviceBuffer::uninitialized(host.len()) }.map_err(gpu("cuMemAlloc"))?;
-        unsafe { d.async_copy_from(host, &stream.inner) }.map_err(gpu("cuMemcpyHtoDAsync"))?;
+        let d = unsafe { DeviceBuffer::<T>::uninitialized(host.len()) }.map_err(gpu("cuMemAlloc"))?;
+        unsafe { stream.copy_in(d.as_device_ptr().as_raw(), host)? };
         Ok(d)
     }
 

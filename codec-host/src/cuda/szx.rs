@@ -6,7 +6,7 @@
 //! the caller waits. The same phases run on the CPU executor in
 //! `tests/szx_gpu_identity.rs`, byte for byte against the CPU codec.
 
-use cust::memory::{AsyncCopyDestination, CopyDestination, DeviceSlice};
+use cust::memory::{CopyDestination, DeviceSlice};
 
 use codec_kernels::grid::LaunchConfig;
 use codec_kernels::kernels::{
@@ -91,7 +91,7 @@ impl CudaBackend {
         let hw = words_from_bytes(&head);
         // SAFETY: the header words are kept with the queued work; the copy precedes the
         // write phase on `stream`, which leaves the header's bytes alone.
-        unsafe { words.index(0..hw.len()).async_copy_from(&hw[..], &stream.inner) }.map_err(gpu("cuMemcpyHtoDAsync"))?;
+        unsafe { stream.copy_in(dptr(&words).addr(), &hw)? };
         let states = self.zeroed_on::<u8>(stream, nblocks)?;
         let sizes = self.zeroed_on::<u32>(stream, nblocks)?;
         let coded = self.zeroed_on::<u32>(stream, nblocks)?;

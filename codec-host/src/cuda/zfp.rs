@@ -7,7 +7,7 @@
 //! produced, or rebuilt on the device by one sequential pass over the stream
 //! (`zfp_acc_index_*`, one thread).
 
-use cust::memory::{AsyncCopyDestination, DeviceSlice};
+use cust::memory::DeviceSlice;
 
 use codec_kernels::bitstream::BitWriter;
 use codec_kernels::grid::LaunchConfig;
@@ -19,7 +19,7 @@ use codec_kernels::zfp::variable::max_block_bits;
 use codec_kernels::zfp::{Field, Params, D1, D2, D3};
 
 use super::pending::{Format, InFlight, Length, Queued};
-use super::{check_len, dptr, gpu, CudaBackend, DeviceStream, GpuElement, GpuStream, PendingCompress, PendingDecompress};
+use super::{check_len, dptr, CudaBackend, DeviceStream, GpuElement, GpuStream, PendingCompress, PendingDecompress};
 use crate::zfp::layout::field_of;
 use crate::zfp::{params_for, Header};
 use crate::{Codec, Error, Result, Shape};
@@ -95,7 +95,7 @@ impl CudaBackend {
         let words = self.zeroed_on::<u64>(stream, capacity_bits.div_ceil(64))?;
         // SAFETY: the header words are kept with the queued work; the copy precedes the
         // kernels on `stream`.
-        unsafe { words.index(0..hw.len()).async_copy_from(&hw[..], &stream.inner) }.map_err(gpu("cuMemcpyHtoDAsync"))?;
+        unsafe { stream.copy_in(dptr(&words).addr(), &hw)? };
         let (out, n_words, st) = (dptr(&words), words.len(), dptr(&status));
         let format = Format::Zfp { header, header_bits, index: None };
         if fixed_rate {
