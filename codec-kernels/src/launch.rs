@@ -1,7 +1,7 @@
 //! The kernel-definition machinery: one macro turns a kernel's name, typed parameter
 //! list and body into everything both sides need.
 //!
-//! For each kernel, [`define_kernels!`] yields
+//! For each kernel, `define_kernels!` yields
 //! - a unit type implementing [`Kernel`] (its entry-point name and parameter struct),
 //! - the `#[repr(C)]` parameter struct of its family (the same fields in the same order
 //!   as the entry point, so its bytes are the packed CUDA parameter buffer; several
