@@ -6,6 +6,8 @@
 
 use core::fmt;
 
+use codec_kernels::kernels::HalfKernels;
+
 use crate::elementwise::{self, HalfElem, ReduceOp};
 use crate::{Codec, CpuExecutor, Error, Result, Shape, StreamInfo};
 
@@ -54,10 +56,13 @@ impl Backend {
     /// CUDA on the first device if one answers, else the shared CPU executor, with the
     /// reason kept in [`fallback_reason`](Self::fallback_reason).
     pub fn auto() -> Backend {
-        match Self::cuda() {
-            Ok(b) => b,
-            Err(e) => Backend { inner: Inner::Cpu(None), fallback: Some(e) },
-        }
+        Self::cuda_or_cpu(Self::cuda())
+    }
+
+    /// `cuda` if it succeeded, else the CPU with the reason: no device, no driver and
+    /// no usable PTX module are all fallbacks.
+    fn cuda_or_cpu(cuda: Result<Backend>) -> Backend {
+        cuda.unwrap_or_else(|e| Backend { inner: Inner::Cpu(None), fallback: Some(e) })
     }
 
     /// The CUDA backend on the first device, or why there is none ([`Error::NoDevice`]
@@ -133,10 +138,7 @@ impl Backend {
         match &self.inner {
             Inner::Cpu(_) => codec.compress_with(data, shape, self.cpu_exec()),
             #[cfg(feature = "cuda")]
-            Inner::Cuda(g) => match codec {
-                Codec::ZfpFixedRate { .. } | Codec::ZfpFixedAccuracy { .. } => g.zfp_compress(codec, data, shape),
-                Codec::Szx { .. } | Codec::SzxRelative { .. } | Codec::SzxPipelined { .. } => g.szx_compress(codec, data, shape),
-            },
+            Inner::Cuda(g) => g.compress(codec, data, shape),
         }
     }
 
@@ -145,10 +147,7 @@ impl Backend {
         match &self.inner {
             Inner::Cpu(_) => crate::decompress_into_with(stream, out, self.cpu_exec()),
             #[cfg(feature = "cuda")]
-            Inner::Cuda(g) => match crate::inspect(stream)?.codec {
-                Codec::ZfpFixedRate { .. } | Codec::ZfpFixedAccuracy { .. } => g.zfp_decompress_into(stream, out, None),
-                Codec::Szx { .. } | Codec::SzxRelative { .. } | Codec::SzxPipelined { .. } => g.szx_decompress_into(stream, out),
-            },
+            Inner::Cuda(g) => g.decompress_into(stream, out),
         }
     }
 
@@ -162,7 +161,10 @@ impl Backend {
     }
 
     /// Widens half-precision values to f32.
-    pub fn widen<H: HalfElem>(&self, src: &[H], dst: &mut [f32]) -> Result<()> {
+    pub fn widen<H: HalfElem>(&self, src: &[H], dst: &mut [f32]) -> Result<()>
+    where
+        H::Format: HalfKernels,
+    {
         match &self.inner {
             Inner::Cpu(_) => elementwise::widen(self.cpu_exec(), src, dst),
             #[cfg(feature = "cuda")]
@@ -171,12 +173,60 @@ impl Backend {
     }
 
     /// Narrows f32 values to half precision (round to nearest even).
-    pub fn narrow<H: HalfElem>(&self, src: &[f32], dst: &mut [H]) -> Result<()> {
+    pub fn narrow<H: HalfElem>(&self, src: &[f32], dst: &mut [H]) -> Result<()>
+    where
+        H::Format: HalfKernels,
+    {
         match &self.inner {
             Inner::Cpu(_) => elementwise::narrow(self.cpu_exec(), src, dst),
             #[cfg(feature = "cuda")]
             Inner::Cuda(g) => g.narrow(src, dst),
         }
+    }
+
+    /// The CUDA backend, or why device arrays cannot be used with this one.
+    #[cfg(feature = "cuda")]
+    fn device(&self) -> Result<&crate::cuda::CudaBackend> {
+        self.cuda_backend().ok_or_else(|| Error::NoDevice(format!("device arrays need the CUDA backend; this is {}", self.describe())))
+    }
+
+    /// A new stream for the device-array calls (CUDA backend only).
+    #[cfg(feature = "cuda")]
+    pub fn stream(&self) -> Result<crate::cuda::GpuStream> {
+        self.device()?.stream()
+    }
+
+    /// Queues the compression of the device array `data` on `stream` (CUDA backend
+    /// only): see [`CudaBackend::compress_on`](crate::cuda::CudaBackend::compress_on).
+    #[cfg(feature = "cuda")]
+    pub fn compress_on<'a, T: BackendElem>(
+        &self,
+        stream: &crate::cuda::GpuStream,
+        codec: &Codec,
+        data: &'a cust::memory::DeviceSlice<T>,
+        shape: Shape,
+    ) -> Result<crate::cuda::PendingCompress<'a, T>> {
+        self.device()?.compress_on(stream, codec, data, shape)
+    }
+
+    /// Queues the upload of a compressed stream from host memory on `stream` (CUDA
+    /// backend only), for [`decompress_on`](Self::decompress_on).
+    #[cfg(feature = "cuda")]
+    pub fn upload_stream(&self, stream: &crate::cuda::GpuStream, bytes: &[u8]) -> Result<crate::cuda::DeviceStream> {
+        self.device()?.upload_stream(stream, bytes)
+    }
+
+    /// Queues the decompression of a device stream into the device array `out` on
+    /// `stream` (CUDA backend only): see
+    /// [`CudaBackend::decompress_on`](crate::cuda::CudaBackend::decompress_on).
+    #[cfg(feature = "cuda")]
+    pub fn decompress_on<'a, T: BackendElem>(
+        &self,
+        stream: &crate::cuda::GpuStream,
+        input: &'a crate::cuda::DeviceStream,
+        out: &'a mut cust::memory::DeviceSlice<T>,
+    ) -> Result<crate::cuda::PendingDecompress<'a>> {
+        self.device()?.decompress_on(stream, input, out)
     }
 
     fn cpu_exec(&self) -> &CpuExecutor {
@@ -194,8 +244,9 @@ mod tests {
         match b.kind() {
             BackendKind::Cpu => {
                 let why = b.fallback_reason().expect("a CPU pick by auto() carries the reason");
-                assert!(matches!(why, Error::NoDevice(_)), "{why}");
-                assert!(b.describe().contains("cuda not used: no CUDA device"), "{}", b.describe());
+                let no_ptx = matches!(why, Error::Gpu(m) if m.contains("PTX"));
+                assert!(matches!(why, Error::NoDevice(_)) || no_ptx, "{why}");
+                assert!(b.describe().contains(&format!("cuda not used: {why}")), "{}", b.describe());
             }
             BackendKind::Cuda => assert!(b.fallback_reason().is_none()),
         }
@@ -216,6 +267,32 @@ mod tests {
             crate::decompress_into(&stream, &mut want).unwrap();
             assert_eq!(back, want);
         }
+    }
+
+    /// A device whose PTX is missing (no build-ptx run, none embedded) is no more usable
+    /// than no device: `auto()` falls back and says why.
+    #[test]
+    fn missing_ptx_falls_back_like_a_missing_device() {
+        for why in [
+            Error::Gpu("no PTX embedded and none in target/ptx: run `cargo xtask build-ptx` (or set CCOLL_PTX_DIR)".into()),
+            Error::NoDevice("the CUDA driver reports: no CUDA-capable device is detected".into()),
+        ] {
+            let b = Backend::cuda_or_cpu(Err(why.clone()));
+            assert_eq!(b.kind(), BackendKind::Cpu);
+            assert_eq!(b.fallback_reason(), Some(&why));
+            assert!(b.describe().ends_with(&format!("; cuda not used: {why}")), "{}", b.describe());
+            let mut acc = [1.0f32];
+            b.reduce(ReduceOp::Sum, &mut acc, &[2.0]).unwrap();
+            assert_eq!(acc, [3.0]);
+        }
+    }
+
+    /// Device arrays exist only on the CUDA backend; a CPU backend says so.
+    #[cfg(feature = "cuda")]
+    #[test]
+    fn device_array_calls_on_a_cpu_backend_are_no_device_errors() {
+        let b = Backend::with_executor(CpuExecutor::new(1).unwrap());
+        assert!(matches!(b.stream(), Err(Error::NoDevice(m)) if m.contains("cpu (1 threads)")));
     }
 
     #[test]

@@ -2,8 +2,8 @@
 //!
 //! ```text
 //! ccoll compress --codec zfp-rate=R|zfp-tol=T|szx=E|szx-rel=R [--pipelined]
-//!                --type f32|f64 --dims NX[xNY[xNZ]] [--threads N] IN OUT
-//! ccoll decompress [--threads N] IN OUT
+//!                --type f32|f64 --dims NX[xNY[xNZ]] [--backend B] [--threads N] [-v] IN OUT
+//! ccoll decompress [--backend B] [--threads N] [-v] IN OUT
 //! ccoll info IN
 //! ```
 //!
@@ -14,9 +14,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use codec_host::szx::ErrorBound;
-use codec_host::{Codec, CpuExecutor, ElemType, Element, Shape, StreamInfo};
+use codec_host::{Backend, BackendElem, Codec, CpuExecutor, ElemType, Shape, StreamInfo};
 
 #[derive(Parser)]
 #[command(name = "ccoll", version, about = "Lossy compression of floating-point arrays (zfp 1.0 compatible streams)")]
@@ -56,6 +56,8 @@ struct CompressArgs {
     dims: Shape,
     #[command(flatten)]
     threads: Threads,
+    #[command(flatten)]
+    run_on: RunOn,
     /// Raw little-endian values.
     input: PathBuf,
     /// The stream to write.
@@ -66,6 +68,8 @@ struct CompressArgs {
 struct DecompressArgs {
     #[command(flatten)]
     threads: Threads,
+    #[command(flatten)]
+    run_on: RunOn,
     /// The stream.
     input: PathBuf,
     /// Raw little-endian values to write.
@@ -85,13 +89,54 @@ impl Threads {
     }
 }
 
+/// Where the codec runs.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum BackendChoice {
+    /// A CUDA device if one answers, else the CPU.
+    Auto,
+    /// The CPU executor.
+    Cpu,
+    /// A CUDA device, or an error saying why there is none.
+    Cuda,
+}
+
+#[derive(Args)]
+struct RunOn {
+    /// Where the codec runs; the stream is the same on every backend.
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+    backend: BackendChoice,
+    /// Print the backend and device that ran (on stderr).
+    #[arg(short, long)]
+    verbose: bool,
+}
+
+impl RunOn {
+    /// The backend asked for: `cuda` never falls back; the CPU runs `threads` threads.
+    fn backend(&self, threads: &Threads) -> Result<Backend, String> {
+        let cpu = || threads.executor().map(Backend::with_executor);
+        let (backend, fallback) = match self.backend {
+            BackendChoice::Cpu => (cpu()?, None),
+            BackendChoice::Cuda => (Backend::cuda().map_err(|e| format!("--backend cuda: {e}"))?, None),
+            BackendChoice::Auto => match Backend::cuda() {
+                Ok(b) => (b, None),
+                Err(why) => (cpu()?, Some(why)),
+            },
+        };
+        if self.verbose {
+            let why = fallback.map_or(String::new(), |e| format!(" (cuda not used: {e})"));
+            eprintln!("ccoll: backend {}{why}", backend.describe());
+        }
+        Ok(backend)
+    }
+}
+
 /// clap adapter for the library's `FromStr` impls (their errors are one line).
 fn parse<T: std::str::FromStr<Err = codec_host::Error>>(s: &str) -> Result<T, String> {
     s.parse().map_err(|e: codec_host::Error| e.to_string())
 }
 
 /// Raw little-endian encoding of the element types.
-trait Raw: Element {
+trait Raw: BackendElem {
     const SIZE: usize;
     fn from_le(bytes: &[u8]) -> Self;
     fn put_le(self, out: &mut Vec<u8>);
@@ -121,7 +166,7 @@ fn write(path: &PathBuf, bytes: &[u8]) -> Result<(), String> {
     std::fs::write(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
-fn compress_as<T: Raw>(raw: &[u8], a: &CompressArgs) -> Result<Vec<u8>, String> {
+fn compress_as<T: Raw>(raw: &[u8], a: &CompressArgs, backend: &Backend) -> Result<Vec<u8>, String> {
     if a.dims.is_empty() {
         return Err(codec_host::Error::ZeroSize.to_string());
     }
@@ -137,7 +182,7 @@ fn compress_as<T: Raw>(raw: &[u8], a: &CompressArgs) -> Result<Vec<u8>, String> 
         ));
     }
     let values: Vec<T> = raw.chunks_exact(T::SIZE).map(T::from_le).collect();
-    codec(a)?.compress_with(&values, a.dims, &a.threads.executor()?).map_err(|e| e.to_string())
+    backend.compress(&codec(a)?, &values, a.dims).map_err(|e| e.to_string())
 }
 
 /// The codec of `compress`, with `--pipelined` applied.
@@ -154,9 +199,9 @@ fn codec(a: &CompressArgs) -> Result<Codec, String> {
     }
 }
 
-fn decompress_as<T: Raw>(stream: &[u8], info: &StreamInfo, exec: &CpuExecutor) -> Result<Vec<u8>, String> {
+fn decompress_as<T: Raw>(stream: &[u8], info: &StreamInfo, backend: &Backend) -> Result<Vec<u8>, String> {
     let mut values = vec![T::default(); info.shape.len()];
-    codec_host::decompress_into_with(stream, &mut values, exec).map_err(|e| e.to_string())?;
+    backend.decompress_into(stream, &mut values).map_err(|e| e.to_string())?;
     let mut out = Vec::with_capacity(values.len() * T::SIZE);
     values.into_iter().for_each(|v| v.put_le(&mut out));
     Ok(out)
@@ -203,19 +248,20 @@ fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
         Command::Compress(a) => {
             let raw = read(&a.input)?;
+            let backend = a.run_on.backend(&a.threads)?;
             let stream = match a.elem {
-                ElemType::F32 => compress_as::<f32>(&raw, &a)?,
-                ElemType::F64 => compress_as::<f64>(&raw, &a)?,
+                ElemType::F32 => compress_as::<f32>(&raw, &a, &backend)?,
+                ElemType::F64 => compress_as::<f64>(&raw, &a, &backend)?,
             };
             write(&a.output, &stream)
         }
         Command::Decompress(a) => {
             let stream = read(&a.input)?;
             let info = codec_host::inspect(&stream).map_err(|e| e.to_string())?;
-            let exec = a.threads.executor()?;
+            let backend = a.run_on.backend(&a.threads)?;
             let raw = match info.elem {
-                ElemType::F32 => decompress_as::<f32>(&stream, &info, &exec)?,
-                ElemType::F64 => decompress_as::<f64>(&stream, &info, &exec)?,
+                ElemType::F32 => decompress_as::<f32>(&stream, &info, &backend)?,
+                ElemType::F64 => decompress_as::<f64>(&stream, &info, &backend)?,
             };
             write(&a.output, &raw)
         }

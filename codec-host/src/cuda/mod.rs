@@ -2,39 +2,65 @@
 //! cust on caller-chosen streams.
 //!
 //! Every kernel is the same body the CPU executor runs; this module only moves data,
-//! picks launch shapes and orders work on streams. Work is asynchronous per stream: a
-//! caller can keep N compressions in flight on N streams (the multi-stream scheme of
-//! ZFP-OPT) and order streams against each other with [`GpuEvent`]s. Without a device
-//! (or without a driver) [`CudaBackend::new`] returns [`Error::NoDevice`].
+//! picks launch shapes and orders work on streams. Every launch goes through
+//! [`CudaBackend::launch`], typed by the kernel's definition in
+//! `codec_kernels::kernels`. Work is asynchronous per stream: a caller can keep N
+//! compressions in flight on N streams (the multi-stream scheme of ZFP-OPT) and order
+//! streams against each other with [`GpuEvent`]s. Every codec compresses from and
+//! decompresses into device arrays ([`CudaBackend::compress_on`],
+//! [`CudaBackend::decompress_on`]); the host-slice calls wrap those. Without a device (or
+//! without a driver) [`CudaBackend::new`] returns [`Error::NoDevice`].
 
+mod launch;
+mod pending;
 mod ptx;
+mod stream;
 mod szx;
 mod zfp;
 
 use cust::context::{Context, CurrentContext};
 use cust::device::{Device, DeviceAttribute};
 use cust::error::CudaError;
-use cust::event::{Event, EventFlags, EventStatus};
-use cust::launch;
 use cust::function::Function;
 use cust::memory::bytemuck::Pod;
-use cust::memory::{AsyncCopyDestination, CopyDestination, DeviceBuffer, DeviceCopy, DevicePointer, DeviceSlice};
+use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy, DeviceSlice};
 use cust::module::Module;
-use cust::stream::{Stream, StreamFlags, StreamWaitEventFlags};
 
 use codec_kernels::grid::LaunchConfig;
-use codec_kernels::kernels::{reduce_entry, ENTRY_POINTS};
+use codec_kernels::kernels::ops::{Max, Min, Prod, Sum};
+use codec_kernels::kernels::{
+    DevicePtr, ElementKernels, HalfKernels, NarrowKernel, NarrowParams, ReduceKernel, ReduceParams, ScanApplyU32, ScanApplyParams,
+    ScanExclusiveParams, ScanPartialsExclusive, ScanPartialsParams, ScanPartialsU32, WidenKernel, WidenParams,
+};
 use codec_kernels::reduce::{ReduceElem, ReduceOp};
 
 use crate::elementwise::{same_len, HalfElem};
-use crate::{Element, Error, Result};
+use crate::{Codec, Element, Error, Result, Shape, StreamInfo};
 
-pub use ptx::{missing_entries, runtime_dir as ptx_runtime_dir};
-pub use zfp::PendingZfp;
+pub use launch::launched_entry_points;
+pub use pending::{DeviceStream, PendingCompress, PendingDecompress};
+pub use stream::{GpuEvent, GpuStream};
+pub use ptx::{layout_mismatches, missing_entries, runtime_dir as ptx_runtime_dir};
 
 /// The element types the GPU kernels take (`f32`, `f64`).
-pub trait GpuElement: Element + ReduceElem + DeviceCopy + Pod {}
-impl<T: Element + ReduceElem + DeviceCopy + Pod> GpuElement for T {}
+pub trait GpuElement: Element + ReduceElem + DeviceCopy + Pod + ElementKernels {}
+impl<T: Element + ReduceElem + DeviceCopy + Pod + ElementKernels> GpuElement for T {}
+
+/// Checks that `len` values fill `shape`.
+fn check_len(shape: &Shape, len: usize) -> Result<()> {
+    if shape.is_empty() {
+        return Err(Error::ZeroSize);
+    }
+    match shape.checked_len() {
+        Some(n) if n == len => Ok(()),
+        _ => Err(Error::BadDims(format!("shape {shape} does not hold {len} values"))),
+    }
+}
+
+/// A device slice as a kernel parameter.
+fn dptr<T: DeviceCopy>(s: &DeviceSlice<T>) -> DevicePtr<T> {
+    DevicePtr::from_addr(s.as_device_ptr().as_raw())
+}
 
 /// Threads per block for the grid-stride kernels.
 const BLOCK: u32 = 256;
@@ -50,60 +76,6 @@ pub(crate) fn gpu(what: &'static str) -> impl Fn(CudaError) -> Error {
 /// driver/library mismatch) leaves no usable device: all of these are `NoDevice`.
 fn init_error(e: CudaError) -> Error {
     Error::NoDevice(format!("the CUDA driver reports: {e}"))
-}
-
-/// The name in [`ENTRY_POINTS`] equal to `name`, as a `'static` string.
-fn entry(name: &str) -> Result<&'static str> {
-    ENTRY_POINTS
-        .iter()
-        .copied()
-        .find(|n| *n == name)
-        .ok_or_else(|| Error::Gpu(format!("no kernel named {name}")))
-}
-
-/// An ordered queue of GPU work (a non-blocking CUDA stream).
-pub struct GpuStream {
-    inner: Stream,
-}
-
-/// A point in a stream's work; other streams and the host can wait for it.
-pub struct GpuEvent {
-    inner: Event,
-}
-
-impl GpuStream {
-    /// Marks the current end of this stream's work.
-    pub fn record(&self) -> Result<GpuEvent> {
-        let inner = Event::new(EventFlags::DISABLE_TIMING).map_err(gpu("cuEventCreate"))?;
-        inner.record(&self.inner).map_err(gpu("cuEventRecord"))?;
-        Ok(GpuEvent { inner })
-    }
-
-    /// Makes later work on this stream wait until `event` has happened (no host wait).
-    /// The event is used up: record one per waiting stream.
-    pub fn wait_for(&self, event: GpuEvent) -> Result<()> {
-        self.inner.wait_event(event.inner, StreamWaitEventFlags::DEFAULT).map_err(gpu("cuStreamWaitEvent"))
-    }
-
-    /// Blocks the host until all work queued so far has finished.
-    pub fn synchronize(&self) -> Result<()> {
-        self.inner.synchronize().map_err(gpu("cuStreamSynchronize"))
-    }
-}
-
-impl GpuEvent {
-    /// True once the work before the event has finished (does not block).
-    pub fn is_complete(&self) -> Result<bool> {
-        match self.inner.query().map_err(gpu("cuEventQuery"))? {
-            EventStatus::Ready => Ok(true),
-            EventStatus::NotReady => Ok(false),
-        }
-    }
-
-    /// Blocks the host until the event has happened.
-    pub fn synchronize(&self) -> Result<()> {
-        self.inner.synchronize().map_err(gpu("cuEventSynchronize"))
-    }
 }
 
 /// The result of [`CudaBackend::exclusive_scan_on`], valid once its stream gets there.
@@ -153,6 +125,10 @@ impl CudaBackend {
         if !missing.is_empty() {
             return Err(Error::Gpu(format!("the sm_{arch} PTX lacks kernels {missing:?}: rebuild it (cargo xtask build-ptx)")));
         }
+        let stale = ptx::layout_mismatches(&text);
+        if !stale.is_empty() {
+            return Err(Error::Gpu(format!("the sm_{arch} PTX is not built from these kernel definitions ({}): rebuild it (cargo xtask build-ptx)", stale.join("; "))));
+        }
         let ctx = Context::new(device).map_err(gpu("cuDevicePrimaryCtxRetain"))?;
         let module = Module::from_ptx(&*text, &[]).map_err(gpu("cuModuleLoadData (PTX JIT)"))?;
         Ok(CudaBackend { module, ctx, name, cc, arch, max_blocks: sms * BLOCKS_PER_SM })
@@ -172,7 +148,7 @@ impl CudaBackend {
     /// A new stream; work on different streams may overlap.
     pub fn stream(&self) -> Result<GpuStream> {
         self.enter()?;
-        Ok(GpuStream { inner: Stream::new(StreamFlags::NON_BLOCKING, None).map_err(gpu("cuStreamCreate"))? })
+        GpuStream::new()
     }
 
     /// Grid for `n` items: one thread per item, at most the blocks the device keeps
@@ -182,53 +158,55 @@ impl CudaBackend {
         (cfg.grid_dim.min(self.max_blocks), cfg.block_dim)
     }
 
-    /// Launches an elementwise kernel `name(a, b, n)`.
-    fn launch_elementwise<A: DeviceCopy, B: DeviceCopy>(
-        &self,
-        stream: &GpuStream,
-        name: &str,
-        a: DevicePointer<A>,
-        b: DevicePointer<B>,
-        n: usize,
-    ) -> Result<()> {
+    /// Queues `acc[i] = acc[i] op src[i]` on `stream`.
+    pub fn reduce_on<T: GpuElement>(&self, stream: &GpuStream, op: ReduceOp, acc: &mut DeviceSlice<T>, src: &DeviceSlice<T>) -> Result<()> {
+        same_len("reduce", acc.len(), src.len())?;
+        let n = src.len();
         if n == 0 {
             return Ok(());
         }
-        let f = self.function(name)?;
         let (grid, block) = self.grid_for(n);
-        let s = &stream.inner;
-        // SAFETY: every elementwise entry point takes (pointer, pointer, usize); the
-        // callers pass device pointers to at least `n` values of the kernel's types.
-        unsafe { launch!(f<<<grid, block, 0, s>>>(a, b, n)) }.map_err(gpu("cuLaunchKernel"))
-    }
-
-    /// Queues `acc[i] = acc[i] op src[i]` on `stream`.
-    pub fn reduce_on<T: ReduceElem + Element + DeviceCopy>(
-        &self,
-        stream: &GpuStream,
-        op: ReduceOp,
-        acc: &mut DeviceSlice<T>,
-        src: &DeviceSlice<T>,
-    ) -> Result<()> {
-        same_len("reduce", acc.len(), src.len())?;
-        let name = reduce_entry(op, &T::TYPE.to_string()).ok_or_else(|| Error::Gpu(format!("no reduce kernel for {}", T::TYPE)))?;
-        self.launch_elementwise(stream, name, acc.as_device_ptr(), src.as_device_ptr(), src.len())
+        let p = ReduceParams { acc: dptr(acc), src: dptr(src), n };
+        // SAFETY: both slices hold `n` values and are borrowed for the call; the caller
+        // keeps them until `stream` has passed this point (as for every `_on` call).
+        unsafe {
+            match op {
+                ReduceOp::Sum => self.launch::<<T as ReduceKernel<Sum>>::K>(stream, grid, block, &p),
+                ReduceOp::Min => self.launch::<<T as ReduceKernel<Min>>::K>(stream, grid, block, &p),
+                ReduceOp::Max => self.launch::<<T as ReduceKernel<Max>>::K>(stream, grid, block, &p),
+                ReduceOp::Prod => self.launch::<<T as ReduceKernel<Prod>>::K>(stream, grid, block, &p),
+            }
+        }
     }
 
     /// Queues the widening of half-precision bits `src` into `dst` on `stream`.
-    pub fn widen_on<H: HalfElem>(&self, stream: &GpuStream, src: &DeviceSlice<u16>, dst: &mut DeviceSlice<f32>) -> Result<()> {
-        use codec_kernels::half_convert::HalfFormat;
+    pub fn widen_on<H: HalfElem>(&self, stream: &GpuStream, src: &DeviceSlice<u16>, dst: &mut DeviceSlice<f32>) -> Result<()>
+    where
+        H::Format: HalfKernels,
+    {
         same_len("widen", src.len(), dst.len())?;
-        let name = format!("{}_to_f32", H::Format::NAME);
-        self.launch_elementwise(stream, &name, src.as_device_ptr(), dst.as_device_ptr(), src.len())
+        let n = src.len();
+        if n == 0 {
+            return Ok(());
+        }
+        let (grid, block) = self.grid_for(n);
+        // SAFETY: as in `reduce_on`.
+        unsafe { self.launch::<<H::Format as WidenKernel>::K>(stream, grid, block, &WidenParams { src: dptr(src), dst: dptr(dst), n }) }
     }
 
     /// Queues the narrowing of `src` into half-precision bits `dst` on `stream`.
-    pub fn narrow_on<H: HalfElem>(&self, stream: &GpuStream, src: &DeviceSlice<f32>, dst: &mut DeviceSlice<u16>) -> Result<()> {
-        use codec_kernels::half_convert::HalfFormat;
+    pub fn narrow_on<H: HalfElem>(&self, stream: &GpuStream, src: &DeviceSlice<f32>, dst: &mut DeviceSlice<u16>) -> Result<()>
+    where
+        H::Format: HalfKernels,
+    {
         same_len("narrow", src.len(), dst.len())?;
-        let name = format!("f32_to_{}", H::Format::NAME);
-        self.launch_elementwise(stream, &name, src.as_device_ptr(), dst.as_device_ptr(), src.len())
+        let n = src.len();
+        if n == 0 {
+            return Ok(());
+        }
+        let (grid, block) = self.grid_for(n);
+        // SAFETY: as in `reduce_on`.
+        unsafe { self.launch::<<H::Format as NarrowKernel>::K>(stream, grid, block, &NarrowParams { src: dptr(src), dst: dptr(dst), n }) }
     }
 
     /// A device buffer of `n` zeros, zeroed in `stream`'s order.
@@ -236,20 +214,20 @@ impl CudaBackend {
         self.enter()?;
         // SAFETY: `T` is Pod, and the zeroing is queued on `stream` before any work the
         // caller queues there afterwards.
-        let mut d = unsafe { DeviceBuffer::uninitialized(n) }.map_err(gpu("cuMemAlloc"))?;
-        unsafe { d.set_8_async(0, &stream.inner) }.map_err(gpu("cuMemsetD8Async"))?;
+        let d = unsafe { DeviceBuffer::<T>::uninitialized(n) }.map_err(gpu("cuMemAlloc"))?;
+        unsafe { stream.zero(d.as_device_ptr().as_raw(), std::mem::size_of::<T>() * n)? };
         Ok(d)
     }
 
     /// A device copy of `host`, queued on `stream`. The copy is ordered before later work
     /// on `stream`; callers synchronise `stream` before `host` may change.
-    fn upload_on<T: DeviceCopy>(&self, stream: &GpuStream, host: &[T]) -> Result<DeviceBuffer<T>> {
+    pub fn upload_on<T: DeviceCopy>(&self, stream: &GpuStream, host: &[T]) -> Result<DeviceBuffer<T>> {
         self.enter()?;
         // SAFETY: the buffer is fully written by the copy queued right after, before any
         // later use on `stream`; `host` is pageable (staged before the call returns) or
         // outlives the callers' synchronisation.
-        let mut d = unsafe { DeviceBuffer::uninitialized(host.len()) }.map_err(gpu("cuMemAlloc"))?;
-        unsafe { d.async_copy_from(host, &stream.inner) }.map_err(gpu("cuMemcpyHtoDAsync"))?;
+        let d = unsafe { DeviceBuffer::<T>::uninitialized(host.len()) }.map_err(gpu("cuMemAlloc"))?;
+        unsafe { stream.copy_in(d.as_device_ptr().as_raw(), host)? };
         Ok(d)
     }
 
@@ -262,7 +240,7 @@ impl CudaBackend {
     }
 
     /// Host-memory reduction: uploads, reduces on a fresh stream, downloads into `acc`.
-    pub fn reduce<T: ReduceElem + Element + DeviceCopy>(&self, op: ReduceOp, acc: &mut [T], src: &[T]) -> Result<()> {
+    pub fn reduce<T: GpuElement>(&self, op: ReduceOp, acc: &mut [T], src: &[T]) -> Result<()> {
         same_len("reduce", acc.len(), src.len())?;
         let stream = self.stream()?;
         let mut d_acc = self.upload_on(&stream, acc)?;
@@ -272,7 +250,10 @@ impl CudaBackend {
     }
 
     /// Host-memory widening of half-precision values.
-    pub fn widen<H: HalfElem>(&self, src: &[H], dst: &mut [f32]) -> Result<()> {
+    pub fn widen<H: HalfElem>(&self, src: &[H], dst: &mut [f32]) -> Result<()>
+    where
+        H::Format: HalfKernels,
+    {
         same_len("widen", src.len(), dst.len())?;
         let stream = self.stream()?;
         let d_src = self.upload_on(&stream, H::as_bits(src))?;
@@ -282,7 +263,10 @@ impl CudaBackend {
     }
 
     /// Host-memory narrowing to half precision.
-    pub fn narrow<H: HalfElem>(&self, src: &[f32], dst: &mut [H]) -> Result<()> {
+    pub fn narrow<H: HalfElem>(&self, src: &[f32], dst: &mut [H]) -> Result<()>
+    where
+        H::Format: HalfKernels,
+    {
         same_len("narrow", src.len(), dst.len())?;
         let stream = self.stream()?;
         let d_src = self.upload_on(&stream, src)?;
@@ -294,114 +278,137 @@ impl CudaBackend {
     /// Queues the exclusive prefix sums of `lens` plus `base` on `stream` (three
     /// barrier-free launches, see `codec_kernels::scan`).
     pub fn exclusive_scan_on(&self, stream: &GpuStream, lens: &DeviceSlice<u32>, base: u64) -> Result<DeviceScan> {
-        let n = lens.len();
+        let offsets = self.zeroed_on::<u64>(stream, lens.len())?;
+        let total = self.zeroed_on::<u64>(stream, 1)?;
+        // SAFETY: `offsets` holds one value per length and `total` one; all three live
+        // in the returned scan.
+        let partials = unsafe { self.scan_into(stream, dptr(lens), lens.len(), base, dptr(&offsets), dptr(&total))? };
+        Ok(DeviceScan { offsets, total, _partials: partials })
+    }
+
+    /// Queues the scan of the `n` lengths at `lens` into `offsets` (`n` values) and
+    /// `total` (one); returns the partial sums' buffer, to be kept until the scan is done.
+    ///
+    /// # Safety
+    /// The pointers must hold those many values until `stream` has passed the scan.
+    unsafe fn scan_into(
+        &self,
+        stream: &GpuStream,
+        lens: DevicePtr<u32>,
+        n: usize,
+        base: u64,
+        offsets: DevicePtr<u64>,
+        total: DevicePtr<u64>,
+    ) -> Result<DeviceBuffer<u64>> {
         // Launch 2 walks the partials on one thread: keep them to a few tens of thousands.
         let chunk = n.div_ceil(1 << 15).max(256);
         let n_chunks = codec_kernels::scan::chunk_count(n, chunk);
         let partials = self.zeroed_on::<u64>(stream, n_chunks)?;
-        let total = self.zeroed_on::<u64>(stream, 1)?;
-        let offsets = self.zeroed_on::<u64>(stream, n)?;
-        let (lp, pp, tp, op) = (lens.as_device_ptr(), partials.as_device_ptr(), total.as_device_ptr(), offsets.as_device_ptr());
         let (grid, block) = self.grid_for(n_chunks);
-        let f1 = self.function("scan_partials_u32")?;
-        let f2 = self.function("scan_partials_exclusive")?;
-        let f3 = self.function("scan_apply_u32")?;
-        let s = &stream.inner;
-        // SAFETY: argument lists match the entry points in codec-kernels' `entry` module;
-        // every pointer is a live device buffer of the length passed beside it.
-        unsafe {
-            launch!(f1<<<grid, block, 0, s>>>(lp, n, chunk, pp, n_chunks)).map_err(gpu("cuLaunchKernel scan_partials_u32"))?;
-            launch!(f2<<<1, 1, 0, s>>>(pp, n_chunks, base, tp)).map_err(gpu("cuLaunchKernel scan_partials_exclusive"))?;
-            launch!(f3<<<grid, block, 0, s>>>(lp, n, chunk, pp, n_chunks, op)).map_err(gpu("cuLaunchKernel scan_apply_u32"))?;
-        }
-        Ok(DeviceScan { offsets, total, _partials: partials })
+        let pp = dptr(&partials);
+        self.launch::<ScanPartialsU32>(stream, grid, block, &ScanPartialsParams { lens, n, chunk, partials: pp, n_chunks })?;
+        self.launch::<ScanPartialsExclusive>(stream, 1, 1, &ScanExclusiveParams { partials: pp, n_chunks, base, total })?;
+        self.launch::<ScanApplyU32>(stream, grid, block, &ScanApplyParams { lens, n, chunk, partials: pp, n_chunks, offsets })?;
+        Ok(partials)
     }
 
-    /// The kernel `name` (one of [`ENTRY_POINTS`]) of the loaded module.
-    fn function(&self, name: &str) -> Result<Function<'_>> {
-        self.enter()?;
-        self.module.get_function(entry(name)?).map_err(gpu("cuModuleGetFunction"))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::CpuExecutor;
-
-    #[test]
-    fn every_launched_kernel_name_is_an_entry_point() {
-        for op in ReduceOp::ALL {
-            for t in ["f32", "f64"] {
-                assert!(reduce_entry(op, t).is_some());
-            }
+    /// Queues the compression of `data` (on the device, shape `shape`) with `codec` on
+    /// `stream`; the stream is the CPU codec's byte for byte. Several can be in flight on
+    /// several streams at once.
+    pub fn compress_on<'a, T: GpuElement>(
+        &self,
+        stream: &GpuStream,
+        codec: &Codec,
+        data: &'a DeviceSlice<T>,
+        shape: Shape,
+    ) -> Result<PendingCompress<'a, T>> {
+        match codec {
+            Codec::ZfpFixedRate { .. } | Codec::ZfpFixedAccuracy { .. } => self.zfp_compress_on(stream, codec, data, shape),
+            Codec::Szx { .. } | Codec::SzxRelative { .. } | Codec::SzxPipelined { .. } => self.szx_compress_on(stream, codec, data, shape),
         }
-        for name in ["f16_to_f32", "f32_to_f16", "bf16_to_f32", "f32_to_bf16"] {
-            assert_eq!(entry(name).unwrap(), name);
-        }
-        assert!(matches!(entry("nope"), Err(Error::Gpu(_))));
     }
 
-    /// On a machine without a GPU (CI) the backend must say "no device", not panic or
-    /// report another failure; on one with a GPU the kernels must agree with the CPU.
-    #[test]
-    fn no_device_is_reported_or_the_device_agrees_with_the_cpu() {
-        let gpu = match CudaBackend::new() {
-            Err(Error::NoDevice(why)) => {
-                eprintln!("no CUDA device: {why}");
-                return;
-            }
-            Err(e) => panic!("expected a device or NoDevice, got {e}"),
-            Ok(gpu) => gpu,
+    /// Queues the decompression of `input` into the first values of `out` on `stream`.
+    /// `input` must be complete in `stream`'s order (a waited-for compression, or an
+    /// [`upload_stream`](Self::upload_stream) on the same stream).
+    pub fn decompress_on<'a, T: GpuElement>(
+        &self,
+        stream: &GpuStream,
+        input: &'a DeviceStream,
+        out: &'a mut DeviceSlice<T>,
+    ) -> Result<PendingDecompress<'a>> {
+        if input.elem() != T::TYPE {
+            return Err(Error::TypeMismatch { stream: input.elem(), requested: T::TYPE });
+        }
+        let n = input.values();
+        if out.len() < n {
+            return Err(Error::BufferTooSmall { needed: n, got: out.len() });
+        }
+        match input.format() {
+            pending::Format::Zfp { .. } => self.zfp_decompress_on(stream, input, out),
+            pending::Format::Szx(_) => self.szx_decompress_on(stream, input, out),
+        }
+    }
+
+    /// Compresses host data on the GPU (upload, encode, download).
+    pub fn compress<T: GpuElement>(&self, codec: &Codec, data: &[T], shape: Shape) -> Result<Vec<u8>> {
+        let stream = self.stream()?;
+        self.compress_host_on(&stream, codec, data, shape)?.wait_host()
+    }
+
+    /// Queues the compression of host data on `stream`: upload, then the device path
+    /// (SZx's header, which a relative bound computes from the value range, is
+    /// prepared from the host copy).
+    fn compress_host_on<T: GpuElement>(
+        &self,
+        stream: &GpuStream,
+        codec: &Codec,
+        data: &[T],
+        shape: Shape,
+    ) -> Result<PendingCompress<'static, T>> {
+        check_len(&shape, data.len())?;
+        let d = self.upload_on(stream, data)?;
+        let q = match codec {
+            Codec::ZfpFixedRate { .. } | Codec::ZfpFixedAccuracy { .. } => self.zfp_queue(stream, codec, &d, shape)?,
+            _ => self.szx_queue(stream, szx::prepare_host(codec, data, shape)?, &d)?,
         };
-        let exec = CpuExecutor::new(1).unwrap();
-        let n = 100_003;
-        let src: Vec<f32> = (0..n).map(|i| (i as f32 * 0.01).sin() * 1e3).collect();
-        for op in ReduceOp::ALL {
-            let mut want: Vec<f32> = (0..n).map(|i| (i as f32 * 0.02).cos()).collect();
-            let mut got = want.clone();
-            crate::elementwise::reduce(&exec, op, &mut want, &src).unwrap();
-            gpu.reduce(op, &mut got, &src).unwrap();
-            assert!(want.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()), "{op:?} on {}", gpu.describe());
+        Ok(PendingCompress::owning(q, d))
+    }
+
+    /// Compresses several host arrays at once, each on its own stream (ZFP-OPT's
+    /// multi-stream scheme: the uploads, kernels and downloads of different arrays
+    /// overlap). Returns the streams in input order.
+    pub fn compress_batch<T: GpuElement>(&self, codec: &Codec, inputs: &[(&[T], Shape)]) -> Result<Vec<Vec<u8>>> {
+        let streams = inputs.iter().map(|_| self.stream()).collect::<Result<Vec<_>>>()?;
+        let pending = inputs
+            .iter()
+            .zip(&streams)
+            .map(|((data, shape), s)| self.compress_host_on(s, codec, data, *shape))
+            .collect::<Result<Vec<_>>>()?;
+        pending.into_iter().map(PendingCompress::wait_host).collect()
+    }
+
+    /// Decodes a stream in host memory into `out` on the GPU (upload, decode, download).
+    pub fn decompress_into<T: GpuElement>(&self, bytes: &[u8], out: &mut [T]) -> Result<StreamInfo> {
+        let info = crate::inspect(bytes)?;
+        if info.elem != T::TYPE {
+            return Err(Error::TypeMismatch { stream: info.elem, requested: T::TYPE });
         }
-        let mut h_cpu = vec![half::bf16::ZERO; n];
-        let mut h_gpu = h_cpu.clone();
-        crate::elementwise::narrow(&exec, &src, &mut h_cpu).unwrap();
-        gpu.narrow(&src, &mut h_gpu).unwrap();
-        assert_eq!(h_cpu, h_gpu);
-        let halves: Vec<half::f16> = (0..=u16::MAX).map(half::f16::from_bits).collect();
-        let (mut w_cpu, mut w_gpu) = (vec![0f32; halves.len()], vec![0f32; halves.len()]);
-        crate::elementwise::widen(&exec, &halves, &mut w_cpu).unwrap();
-        gpu.widen(&halves, &mut w_gpu).unwrap();
-        assert!(w_cpu.iter().zip(&w_gpu).all(|(a, b)| a.to_bits() == b.to_bits()));
-        // SZx, plain and pipelined: the same streams and values as the CPU.
-        let x: Vec<f32> = (0..50_000).map(|i| (i as f32 * 3e-3).sin() * if i % 1000 < 100 { 0.0 } else { 1.0 }).collect();
-        let szx = [crate::Codec::Szx { abs_error: 1e-3 }, crate::Codec::SzxPipelined { bound: crate::szx::ErrorBound::Rel(1e-4), chunk_values: 5120 }];
-        for codec in szx {
-            let cpu = codec.compress_with(&x, crate::Shape::d1(x.len()), &exec).unwrap();
-            assert_eq!(gpu.szx_compress(&codec, &x, crate::Shape::d1(x.len())).unwrap(), cpu, "{codec:?}");
-            let (mut got, mut want) = (vec![0f32; x.len()], vec![0f32; x.len()]);
-            gpu.szx_decompress_into(&cpu, &mut got).unwrap();
-            crate::decompress_into_with(&cpu, &mut want, &exec).unwrap();
-            assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "{codec:?}");
-            let mut bad = cpu.clone();
-            let at = bad.len() - 3;
-            bad.truncate(at);
-            assert!(gpu.szx_decompress_into(&bad, &mut got).is_err());
+        let n = info.shape.len();
+        if out.len() < n {
+            return Err(Error::BufferTooSmall { needed: n, got: out.len() });
         }
-        // ZFP: the same streams as the CPU, several arrays in flight on several streams.
-        let shapes = [crate::Shape::d1(100_003), crate::Shape::d2(317, 129), crate::Shape::d3(61, 33, 17)];
-        let arrays: Vec<Vec<f64>> = shapes.iter().map(|s| (0..s.len()).map(|i| (i as f64 * 1e-3).sin()).collect()).collect();
-        for codec in [crate::Codec::ZfpFixedRate { rate: 12.0 }, crate::Codec::ZfpFixedAccuracy { tolerance: 1e-6 }] {
-            let inputs: Vec<(&[f64], crate::Shape)> = arrays.iter().map(|a| &a[..]).zip(shapes).collect();
-            let streams = gpu.zfp_compress_batch(&codec, &inputs).unwrap();
-            for ((a, shape), stream) in inputs.iter().zip(&streams) {
-                assert_eq!(stream, &codec.compress_with(a, *shape, &exec).unwrap(), "{codec:?} {shape}");
-                let (mut got, mut want) = (vec![0f64; a.len()], vec![0f64; a.len()]);
-                gpu.zfp_decompress_into(stream, &mut got, None).unwrap();
-                crate::decompress_into_with(stream, &mut want, &exec).unwrap();
-                assert!(got.iter().zip(&want).all(|(x, y)| x.to_bits() == y.to_bits()), "{codec:?} {shape}");
-            }
-        }
+        let stream = self.stream()?;
+        let input = self.upload_stream(&stream, bytes)?;
+        let mut d_out = self.zeroed_on::<T>(&stream, n)?;
+        self.decompress_on(&stream, &input, &mut d_out)?.wait()?;
+        self.download_on(&stream, &d_out, &mut out[..n])?;
+        Ok(info)
+    }
+
+    /// The kernel `name` (one of `codec_kernels::kernels::ENTRY_POINTS`) of the loaded module.
+    fn function(&self, name: &'static str) -> Result<Function<'_>> {
+        self.enter()?;
+        self.module.get_function(name).map_err(gpu("cuModuleGetFunction"))
     }
 }

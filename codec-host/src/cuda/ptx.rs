@@ -36,7 +36,11 @@ pub fn available() -> Vec<(u32, Cow<'static, str>)> {
 
 /// The module for a device of compute capability `cc`.
 pub fn select(cc: u32) -> Result<(u32, Cow<'static, str>)> {
-    let mut all = available();
+    select_from(cc, available())
+}
+
+/// The module for a device of compute capability `cc` among `all`.
+fn select_from(cc: u32, mut all: Vec<(u32, Cow<'static, str>)>) -> Result<(u32, Cow<'static, str>)> {
     if all.is_empty() {
         return Err(Error::Gpu(format!(
             "no PTX embedded and none in {}: run `cargo xtask build-ptx` (or set CCOLL_PTX_DIR)",
@@ -54,6 +58,32 @@ pub fn select(cc: u32) -> Result<(u32, Cow<'static, str>)> {
 pub fn missing_entries(ptx: &str) -> Vec<&'static str> {
     let have: Vec<&str> = codec_kernels::kernels::ptx_entry_names(ptx).collect();
     codec_kernels::kernels::ENTRY_POINTS.iter().copied().filter(|n| !have.contains(n)).collect()
+}
+
+/// Kernels whose parameter struct differs from `ptx`'s `.param` list of their entry
+/// (count, sizes, offsets as CUDA packs the list, total size), each with the
+/// difference. Entries the module lacks are [`missing_entries`]' business.
+pub fn layout_mismatches(ptx: &str) -> Vec<String> {
+    codec_kernels::kernels::LAYOUTS
+        .iter()
+        .filter_map(|l| {
+            let Some(params) = codec_kernels::kernels::ptx_entry_params(ptx, l.name)?.collect::<Option<Vec<_>>>() else {
+                return Some(format!("{}: a parameter that is not a scalar", l.name));
+            };
+            let mut end = 0usize;
+            let packed: Vec<(usize, usize)> = params
+                .iter()
+                .map(|p| {
+                    let at = end.next_multiple_of(p.size);
+                    end = at + p.size;
+                    (at, p.size)
+                })
+                .collect();
+            let ours: Vec<(usize, usize)> = l.fields.iter().map(|f| (f.offset, f.size)).collect();
+            (packed != ours || end != l.size)
+                .then(|| format!("{}: the PTX packs (offset, size) {packed:?} in {end} bytes, the struct {ours:?} in {}", l.name, l.size))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -84,8 +114,34 @@ mod tests {
         for (arch, text) in &modules {
             assert!(text.lines().any(|l| l.trim() == format!(".target sm_{arch}")), "sm_{arch} module declares another target");
             assert_eq!(missing_entries(text), Vec::<&str>::new(), "sm_{arch} module");
+            assert_eq!(layout_mismatches(text), Vec::<String>::new(), "sm_{arch} module");
         }
         let (arch, _) = select(90).unwrap();
         assert_eq!(arch, modules.iter().map(|m| m.0).max().unwrap());
+    }
+
+    #[test]
+    fn a_parameter_list_unlike_the_struct_is_reported() {
+        let entry = |params: &str| format!(".target sm_80\n.visible .entry reduce_sum_f32(\n{params}\n)\n{{\n}}\n");
+        let good = entry("\t.param .u64 .ptr .align 1 a,\n\t.param .u64 .ptr .align 1 b,\n\t.param .u64 c");
+        assert_eq!(layout_mismatches(&good), Vec::<String>::new());
+        let short = entry("\t.param .u64 .ptr .align 1 a,\n\t.param .u64 c");
+        let narrow = entry("\t.param .u64 .ptr .align 1 a,\n\t.param .u64 .ptr .align 1 b,\n\t.param .u32 c");
+        let array = entry("\t.param .align 8 .b8 p[24]");
+        for bad in [short, narrow, array] {
+            let m = layout_mismatches(&bad);
+            assert_eq!(m.len(), 1, "{m:?}");
+            assert!(m[0].starts_with("reduce_sum_f32: "), "{m:?}");
+        }
+    }
+
+    /// No PTX at all, or none old enough for the device, is an error that says what to
+    /// do; `Backend::auto()` then falls back to the CPU (tested in `backend`).
+    #[test]
+    fn missing_ptx_is_an_error_naming_the_fix() {
+        let none = select_from(80, Vec::new()).unwrap_err();
+        assert!(matches!(&none, Error::Gpu(m) if m.contains("cargo xtask build-ptx")), "{none}");
+        let too_new = select_from(61, vec![(70, Cow::Borrowed(".target sm_70"))]).unwrap_err();
+        assert!(matches!(&too_new, Error::Gpu(m) if m.contains("older than every PTX target")), "{too_new}");
     }
 }

@@ -186,12 +186,12 @@ fn plain_chunk_values(n: usize, block: usize) -> usize {
 
 /// Worst-case stream length: per block one state byte plus its raw values (a coded block
 /// is chosen only when it and its size entry take fewer bytes than raw).
-fn bound_len(n: usize, elem_size: usize, block: usize, chunk_values: usize) -> usize {
+pub(crate) fn bound_len(n: usize, elem_size: usize, block: usize, chunk_values: usize) -> usize {
     HEADER_LEN + CHUNK_ENTRY_LEN * n.div_ceil(chunk_values.max(1)) + n.div_ceil(block) + elem_size * n
 }
 
 /// The header of a stream of `shape` values of `T` laid out by `opts`, with no bound yet.
-fn layout_header<T: Element>(shape: Shape, opts: &SzxOptions, pipelined: bool) -> Result<SzxHeader> {
+pub(crate) fn layout_header<T: Element>(shape: Shape, opts: &SzxOptions, pipelined: bool) -> Result<SzxHeader> {
     let n = shape.checked_len().ok_or_else(|| Error::BadDims(format!("{shape} values overflow")))?;
     let chunk_values = if pipelined { opts.chunk_values } else { plain_chunk_values(n, opts.block_size.max(1)) };
     header::check_layout(opts.block_size, chunk_values)?;
@@ -215,20 +215,27 @@ pub(crate) fn prepare<T: Element>(
     if header.len() != data.len() {
         return Err(Error::BadDims(format!("shape {shape} holds {} values, data {}", header.len(), data.len())));
     }
+    let tol = set_bound(&mut header, bound, || finite_range(data, exec))?;
+    Ok((header, tol))
+}
+
+/// Puts `bound` into `header` and returns the tolerance; `range` gives the smallest and
+/// largest finite value, asked for a relative bound only.
+pub(crate) fn set_bound<T: Element>(header: &mut SzxHeader, bound: ErrorBound, range: impl FnOnce() -> (f64, f64)) -> Result<Tolerance<T>> {
     (header.abs_error, header.rel_error) = match bound {
         ErrorBound::Abs(e) if e.is_finite() && e >= 0.0 => (e, None),
         ErrorBound::Rel(r) if r.is_finite() && r >= 0.0 => {
-            let (lo, hi) = finite_range(data, exec);
+            let (lo, hi) = range();
             let e = r * (hi - lo);
             (if e.is_finite() { e } else { f64::MAX }, Some(r))
         }
         b => return Err(Error::ParamOutOfRange(format!("SZx error bound {b:?} (finite, >= 0)"))),
     };
-    Ok((header, Tolerance::from_f64(header.abs_error)))
+    Ok(Tolerance::from_f64(header.abs_error))
 }
 
 /// Smallest and largest finite value, widened to f64 (`(0, 0)` if there is none).
-fn finite_range<T: Element>(data: &[T], exec: &CpuExecutor) -> (f64, f64) {
+pub(crate) fn finite_range<T: Element>(data: &[T], exec: &CpuExecutor) -> (f64, f64) {
     let parts = exec.map_tiles(data.len(), 1 << 16, |r| {
         let xs = &data[r];
         let st = block_stats(xs);

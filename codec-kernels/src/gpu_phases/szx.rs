@@ -6,9 +6,9 @@
 //! Encoding: [`plan_body`] gives every block its state, payload size and whether it is
 //! coded; exclusive scans of the sizes (`S`) and of the coded flags (`C`) place
 //! everything, since chunk `c` starting at block `f` has its frame at
-//! `f + 2 C(f) + S(f)` after the table; [`write_body`] writes each block's state, size
-//! entry and payload there, and each chunk's first block its table entry. The host
-//! writes the header.
+//! `f + SIZE_ENTRY_BYTES * C(f) + S(f)` after the table; [`write_body`] writes each
+//! block's state, size entry and payload there, and each chunk's first block its table
+//! entry. The host writes the header.
 //!
 //! Decoding, from the chunk starts the table gives: [`coded_flags_body`] reads the state
 //! bytes, a scan of the coded flags finds every size entry, [`payload_lens_body`] gives
@@ -137,7 +137,7 @@ pub unsafe fn write_body<T: SzxFloat>(
         let Some(x) = data.get(l.values(b)) else { return false };
         let p = l.place(b);
         let last = p.first + p.blocks;
-        let frame = frames_at + p.first + 2 * c.at(p.first) + s.at(p.first);
+        let frame = frames_at + p.first + SIZE_ENTRY_BYTES * c.at(p.first) + s.at(p.first);
         let coded_in_chunk = c.at(last) - c.at(p.first);
         let plan = plan_block(x, tol);
         let size = plan.size as usize;

@@ -1,0 +1,97 @@
+//! A field uploaded to the device once, then compressed and decompressed there with
+//! every codec, each stream and each decoded array checked byte for byte against the
+//! CPU codec. Prints the device it ran on; exits 1 without a device or on a mismatch.
+//!
+//! ```text
+//! cargo run -p codec-host --features cuda --example gpu_roundtrip
+//! cargo xtask emulate -- cargo run -p codec-host --features cuda --example gpu_roundtrip
+//! ```
+
+use std::process::ExitCode;
+
+use codec_host::cuda::CudaBackend;
+use codec_host::szx::ErrorBound;
+use codec_host::{Codec, CpuExecutor, Result, Shape};
+
+/// A smooth 3D field with a ragged shape (no extent a multiple of 4).
+fn field(shape: Shape) -> Vec<f32> {
+    let d = shape.dims();
+    (0..shape.len())
+        .map(|i| {
+            let (x, y, z) = (i % d[0], (i / d[0]) % d[1], i / (d[0] * d[1]));
+            ((x as f32 * 0.21).sin() + (y as f32 * 0.13).cos()) * (1.0 + z as f32 * 0.05)
+        })
+        .collect()
+}
+
+/// Compresses and decompresses `data` (already on the device) with `codec`; true if the
+/// stream and the values equal the CPU's.
+fn roundtrip(gpu: &CudaBackend, codec: &Codec, host: &[f32], data: &cust::memory::DeviceSlice<f32>, shape: Shape) -> Result<bool> {
+    let exec = CpuExecutor::global();
+    let want = codec.compress_with(host, shape, exec)?;
+    let mut want_values = vec![0f32; host.len()];
+    codec_host::decompress_into_with(&want, &mut want_values, exec)?;
+
+    let stream = gpu.stream()?;
+    let compressed = gpu.compress_on(&stream, codec, data, shape)?.wait()?;
+    let mut out = gpu.zeroed_on::<f32>(&stream, host.len())?;
+    gpu.decompress_on(&stream, &compressed, &mut out)?.wait()?;
+    let mut values = vec![0f32; host.len()];
+    gpu.download_on(&stream, &out, &mut values)?;
+
+    let same_stream = compressed.to_host()? == want;
+    let same_values = values.iter().zip(&want_values).all(|(a, b)| a.to_bits() == b.to_bits());
+    println!(
+        "{:<48} {:>8} bytes (ratio {:>6.2})  stream {}  values {}",
+        format!("{codec:?}"),
+        compressed.len(),
+        (host.len() * 4) as f64 / compressed.len() as f64,
+        if same_stream { "identical" } else { "DIFFERS" },
+        if same_values { "identical" } else { "DIFFER" },
+    );
+    Ok(same_stream && same_values)
+}
+
+fn main() -> ExitCode {
+    let gpu = match CudaBackend::new() {
+        Ok(gpu) => gpu,
+        Err(e) => {
+            eprintln!("gpu_roundtrip: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let shape = Shape::d3(45, 31, 17);
+    let host = field(shape);
+    println!("device: {}; field {shape} f32, uploaded once", gpu.describe());
+    let codecs = [
+        Codec::ZfpFixedRate { rate: 8.0 },
+        Codec::ZfpFixedAccuracy { tolerance: 1e-3 },
+        Codec::Szx { abs_error: 1e-3 },
+        Codec::SzxRelative { rel_error: 1e-4 },
+        Codec::SzxPipelined { bound: ErrorBound::Abs(1e-3), chunk_values: 5120 },
+    ];
+    let run = || -> Result<bool> {
+        let stream = gpu.stream()?;
+        let data = gpu.upload_on(&stream, &host)?;
+        stream.synchronize()?;
+        let mut all = true;
+        for codec in &codecs {
+            all &= roundtrip(&gpu, codec, &host, &data, shape)?;
+        }
+        Ok(all)
+    };
+    match run() {
+        Ok(true) => {
+            println!("every codec matches the CPU byte for byte");
+            ExitCode::SUCCESS
+        }
+        Ok(false) => {
+            eprintln!("gpu_roundtrip: mismatch with the CPU codec");
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("gpu_roundtrip: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
