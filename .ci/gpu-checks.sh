@@ -6,21 +6,32 @@
 #  2. codec-host with the `cuda` feature (cust, linked against libcuda from Debian's
 #     libcuda1) is built and its unit tests run; without a device they check that the
 #     backend reports "no device" and falls back to the CPU.
-#  3. The same tests on the emulated CUDA device (`cargo xtask emulate`, docs/gpu.md "The
-#     emulated device"): the real PTX through the real launch code, compared with the CPU
-#     byte for byte, once per PTX architecture (CCOLL_EMU_CC picks the module), with
-#     every launch logged (CCOLL_EMU_STATS) to count the entry points exercised; then
+#  3. The device tests on the emulated CUDA device (`cargo xtask emulate`, docs/gpu.md
+#     "The emulated device"): the real PTX through the real launch code, compared with
+#     the CPU byte for byte, once per PTX architecture (CCOLL_EMU_CC picks the module),
+#     once more with delayed streams, with every launch logged (CCOLL_EMU_STATS) so that
+#     an entry point never launched fails the run; then
 #     every codec, element type and dimensionality, the reductions and the half
 #     conversions through codec-host's gpu_workload example (also checked against the CPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . .ci/cuda-env.sh
 
+# CI has the nightly and its rust-src (install-deps.sh adds them): there a missing
+# toolchain is a failure, never a silent skip. Elsewhere it is reported as a skip.
+require_ptx="${CCOLL_REQUIRE_PTX:-${CI:+1}}"
 ptx_built=0
+skip_ptx() {
+  if [ "$require_ptx" = 1 ]; then
+    echo "FAILED ptx: $1 (CCOLL_REQUIRE_PTX=1 or CI is set)" >&2
+    exit 1
+  fi
+  echo "SKIPPED ptx: $1"
+}
 if ! rustup run nightly rustc -V >/dev/null 2>&1; then
-  echo "SKIPPED ptx: no nightly toolchain (rustup toolchain install nightly --component rust-src)"
+  skip_ptx "no nightly toolchain (rustup toolchain install nightly --component rust-src)"
 elif [ ! -d "$(rustup run nightly rustc --print sysroot)/lib/rustlib/src/rust/library/core" ]; then
-  echo "SKIPPED ptx: the nightly has no rust-src (rustup component add rust-src --toolchain nightly failed)"
+  skip_ptx "the nightly has no rust-src (rustup component add rust-src --toolchain nightly failed)"
 else
   echo "== cargo xtask build-ptx"
   cargo xtask build-ptx
@@ -29,7 +40,7 @@ fi
 
 echo "== cargo build -p codec-host --features cuda"
 cargo build -p codec-host --features cuda
-echo "== cargo test -p codec-host --features cuda --lib"
+echo "== cargo test -p codec-host --features cuda --lib (Debian's driver library: no device)"
 if [ "$ptx_built" = 1 ]; then
   # The embedded-PTX test must then find the modules rather than report their absence.
   CCOLL_REQUIRE_PTX=1 cargo test -p codec-host --features cuda --lib
@@ -44,22 +55,25 @@ if [ "$ptx_built" = 1 ]; then
   export CCOLL_EMU_MAX_INSTRUCTIONS=5e9
   mkdir -p "$(dirname "$stats")"
   : > "$stats"
+  # The emulator's library (release) and the cuda-enabled ccoll, linked against it.
+  cargo xtask emulate -- true
   for cc in ${CCOLL_EMU_CCS:-70 80 90}; do
-    echo "== cargo test -p codec-host --features cuda --lib on the emulated device (sm_$cc)"
-    before=$(wc -l < "$stats")
-    CCOLL_EMU_CC=$cc CCOLL_EMU_STATS="$stats" CCOLL_REQUIRE_PTX=1 \
-      cargo xtask emulate --no-build -- cargo test -p codec-host --features cuda --lib
-    # A test that found "no device" would pass without running anything: refuse that.
-    if [ "$(wc -l < "$stats")" = "$before" ]; then
-      echo "no kernel ran on the emulated sm_$cc device" >&2
-      exit 1
-    fi
+    echo "== codec-host cuda tests on the emulated device (sm_$cc)"
+    # CCOLL_REQUIRE_GPU: a test that finds no device fails instead of skipping.
+    CCOLL_EMU_CC=$cc CCOLL_EMU_STATS="$stats" CCOLL_REQUIRE_PTX=1 CCOLL_REQUIRE_GPU=1 \
+      cargo xtask emulate --no-build -- \
+      cargo test -p codec-host --features cuda --lib --test gpu_device --test cli_backend
   done
+  # The same device tests with every queued operation delayed: a missing stream
+  # synchronisation in the host code then shows up as a wrong result.
+  echo "== gpu_device with CCOLL_EMU_STREAM_DELAY_US=200 (sm_80)"
+  CCOLL_EMU_STREAM_DELAY_US=200 CCOLL_REQUIRE_PTX=1 CCOLL_REQUIRE_GPU=1 \
+    cargo xtask emulate --no-build -- cargo test -p codec-host --features cuda --test gpu_device
   # Every codec (f32/f64, 1D/2D/3D, a ragged 23^3 field), the reductions and the half
   # conversions through the gpu_workload example, each checked against the CPU.
   echo "== gpu_workload matrix on the emulated device"
   (
-    eval "$(cargo xtask emulate --print-env)"
+    eval "$(cargo xtask emulate --no-build --print-env)"
     export CCOLL_EMU_STATS="$stats"
     cargo build -q -p codec-host --features cuda --example gpu_workload
     run() { target/debug/examples/gpu_workload "$@" --edge 23; }
@@ -78,5 +92,8 @@ if [ "$ptx_built" = 1 ]; then
   entries=$(grep -o '^\.visible \.entry [A-Za-z0-9_]*' target/ptx/codec_kernels.sm_80.ptx | awk '{print $3}' | sort -u)
   echo "emulated device: $(wc -l < "$stats") launches, $(echo "$launched" | grep -c .) of $(echo "$entries" | grep -c .) entry points"
   missing=$(comm -13 <(echo "$launched") <(echo "$entries") | tr '\n' ' ')
-  [ -z "$missing" ] || echo "entry points not launched: $missing"
+  if [ -n "${missing// /}" ]; then
+    echo "entry points never launched on the emulated device: $missing" >&2
+    exit 1
+  fi
 fi
