@@ -5,6 +5,7 @@ mod build_ptx;
 mod cluster;
 mod datasets_cmd;
 mod demo;
+mod fuzz_corpus;
 mod model;
 mod plot;
 mod ptxas;
@@ -37,6 +38,8 @@ enum Cmd {
     Datasets(datasets_cmd::DatasetsArgs),
     /// The README's main job: plain MPI vs compressed collectives on the emulated cluster.
     Demo(demo::DemoArgs),
+    /// Seeds fuzz/corpus with real streams for the fuzz targets (see .ci/fuzz.sh).
+    FuzzCorpus(fuzz_corpus::FuzzCorpusArgs),
     /// The cost model: calibration, validation against a run, large-scale predictions.
     Model(model::ModelArgs),
 }
@@ -127,6 +130,7 @@ fn main() -> ExitCode {
         Cmd::Cluster(c) => cluster_cmd(c),
         Cmd::Datasets(a) => datasets_cmd::run(&a),
         Cmd::Demo(a) => demo::run(&a),
+        Cmd::FuzzCorpus(a) => fuzz_corpus::run(&a),
         Cmd::Model(a) => model::run(&a),
     };
     match result {
