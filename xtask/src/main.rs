@@ -10,6 +10,7 @@ mod model;
 mod plot;
 mod ptxas;
 mod signals;
+mod szx_exhaustive;
 mod units;
 mod workspace;
 
@@ -40,6 +41,8 @@ enum Cmd {
     Demo(demo::DemoArgs),
     /// Seeds fuzz/corpus with real streams for the fuzz targets (see .ci/fuzz.sh).
     FuzzCorpus(fuzz_corpus::FuzzCorpusArgs),
+    /// Every f32 bit pattern through SZx at several bounds, checked exactly.
+    SzxExhaustive(szx_exhaustive::SzxExhaustiveArgs),
     /// The cost model: calibration, validation against a run, large-scale predictions.
     Model(model::ModelArgs),
 }
@@ -131,6 +134,7 @@ fn main() -> ExitCode {
         Cmd::Datasets(a) => datasets_cmd::run(&a),
         Cmd::Demo(a) => demo::run(&a),
         Cmd::FuzzCorpus(a) => fuzz_corpus::run(&a),
+        Cmd::SzxExhaustive(a) => szx_exhaustive::run(&a),
         Cmd::Model(a) => model::run(&a),
     };
     match result {
