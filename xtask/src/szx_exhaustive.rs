@@ -132,7 +132,7 @@ fn check(p: Patterns, bounds: &[f64], threads: usize, progress: bool) -> (u64, V
                         let first = k * batch;
                         let found = check_batch(&p, first, batch.min(p.count - first), e, &exec, &mut values);
                         findings.lock().unwrap_or_else(|e| e.into_inner()).extend(found);
-                        if progress && (k + 1) % (batches / 32).max(1) == 0 {
+                        if progress && (k + 1).is_multiple_of((batches / 32).max(1)) {
                             let done = (k + 1) as f64 / batches as f64;
                             let secs = t0.elapsed().as_secs_f64();
                             eprintln!("  bound {e:e}: {:5.1}% after {secs:.0} s, about {:.0} s left", 100.0 * done, secs / done - secs);
