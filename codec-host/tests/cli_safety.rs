@@ -171,3 +171,38 @@ fn a_device_output_is_written_in_place_not_replaced() {
     let meta = fs::metadata("/dev/null").unwrap();
     assert!(!meta.is_file(), "/dev/null was replaced by a regular file");
 }
+
+#[test]
+fn sigterm_while_writing_removes_the_temporary_file_and_keeps_the_old_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let (stream, out) = (p(dir.path(), "big.szx"), p(dir.path(), "out.raw"));
+    // 4 Mi values: the write of 16 MiB takes long enough to be caught in the act.
+    let x: Vec<f32> = (0..1 << 22).map(|i| (i as f32 * 1e-3).sin()).collect();
+    let bytes = codec_host::Codec::Szx { abs_error: 1e-3 }.compress(&x, codec_host::Shape::d1(x.len())).unwrap();
+    fs::write(&stream, bytes).unwrap();
+    let temp_exists = || others(dir.path(), &["big.szx", "out.raw"]).iter().any(|n| n.contains(".ccoll-"));
+    let mut caught = 0;
+    for _ in 0..10 {
+        fs::write(&out, b"old").unwrap();
+        let mut child = Command::new(CCOLL).args(["decompress", "--threads", "1", &stream, &out]).spawn().unwrap();
+        let start = Instant::now();
+        while !temp_exists() && start.elapsed() < Duration::from_secs(20) && child.try_wait().unwrap().is_none() {
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        if temp_exists() {
+            // SAFETY: a plain kill(2) of our own child.
+            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+        }
+        let status = child.wait().unwrap();
+        assert!(!temp_exists(), "temporary file left behind");
+        if std::os::unix::process::ExitStatusExt::signal(&status) == Some(libc::SIGTERM) {
+            assert_eq!(fs::read(&out).unwrap(), b"old");
+            caught += 1;
+        } else {
+            // It finished first: the output is complete.
+            assert!(status.success());
+            assert_eq!(fs::read(&out).unwrap().len(), x.len() * 4);
+        }
+    }
+    assert!(caught > 0, "never caught ccoll while it was writing");
+}

@@ -63,9 +63,16 @@ pub fn write_atomically(target: &Path, fill: impl FnOnce(&mut dyn Write) -> io::
         return fill(&mut w).and_then(|()| w.flush()).map_err(|e| fail("", e));
     }
     let temp = temp_path(target);
-    let file = OpenOptions::new().write(true).create_new(true).open(&temp).map_err(|e| fail("temporary file: ", e))?;
     let c_temp = CString::new(temp.as_os_str().as_bytes()).map_err(|e| fail("", e.into()))?;
+    // Published before the file exists: a signal right after its creation removes it.
     TEMP.store(c_temp.into_raw(), Ordering::SeqCst);
+    let file = match OpenOptions::new().write(true).create_new(true).open(&temp) {
+        Ok(file) => file,
+        Err(e) => {
+            TEMP.store(core::ptr::null_mut(), Ordering::SeqCst);
+            return Err(fail("temporary file: ", e));
+        }
+    };
     let written = (|| {
         if let Some(m) = &existing {
             file.set_permissions(m.permissions())?;
