@@ -3,6 +3,7 @@
 //! an error rather than an abort, and a failed write never destroys the old output.
 
 mod common;
+mod szx_common;
 
 use std::fs;
 use std::path::Path;
@@ -10,6 +11,7 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use common::zfp_header;
+use szx_common::zero_blocks_stream;
 
 const CCOLL: &str = env!("CARGO_BIN_EXE_ccoll");
 
@@ -43,25 +45,6 @@ fn assert_fast_failure(o: &Output, took: Duration, needle: &str) {
     assert!(took < Duration::from_secs(1), "took {took:?}");
 }
 
-/// The 64-byte SZx header of a stream of `n` f64 values in blocks of `block` and chunks
-/// of `chunk` values (docs/formats/szx.md), absolute bound 0.
-fn szx_header(n: u64, block: u32, chunk: u32) -> Vec<u8> {
-    let mut h = vec![0u8; 64];
-    h[..4].copy_from_slice(b"cSZx");
-    h[4] = 1; // version
-    h[5] = 2; // f64
-    h[7] = 1; // one dimension
-    h[8..16].copy_from_slice(&n.to_le_bytes());
-    h[16..24].copy_from_slice(&1u64.to_le_bytes());
-    h[24..32].copy_from_slice(&1u64.to_le_bytes());
-    h[48..52].copy_from_slice(&block.to_le_bytes());
-    h[52..56].copy_from_slice(&chunk.to_le_bytes());
-    h[56..60].copy_from_slice(&(n.div_ceil(chunk as u64) as u32).to_le_bytes());
-    let sum = h[..60].iter().fold(0x811c_9dc5u32, |s, &b| (s ^ b as u32).wrapping_mul(0x0100_0193));
-    h[60..].copy_from_slice(&sum.to_le_bytes());
-    h
-}
-
 #[test]
 fn a_12_byte_zfp_header_claiming_65536_cubed_fails_fast_in_little_memory() {
     let dir = tempfile::tempdir().unwrap();
@@ -86,14 +69,7 @@ fn an_szx_stream_of_zero_blocks_declaring_32_gib_is_refused_not_aborted() {
     let (bomb, cut, out) = (p(dir.path(), "zeros.szx"), p(dir.path(), "cut.szx"), p(dir.path(), "out.raw"));
     // 2^20 zero blocks of 4096 f64 values: a consistent 1 MiB stream whose values take
     // 32 GiB. Every chunk of 2^28 values holds its 2^16 state bytes.
-    let (block, chunk) = (4096u32, 1u32 << 28);
-    let n = (1u64 << 20) * block as u64;
-    let chunk_bytes = chunk / block;
-    let mut s = szx_header(n, block, chunk);
-    for _ in 0..n / chunk as u64 {
-        s.extend_from_slice(&chunk_bytes.to_le_bytes());
-    }
-    s.resize(s.len() + (1 << 20), 0);
+    let s = zero_blocks_stream(4096, 1 << 28, 1 << 20);
     fs::write(&bomb, &s).unwrap();
     let vmem = format!("-v {VMEM_KIB}");
     let (o, took) = ccoll_limited(&vmem, &["info", &bomb]);

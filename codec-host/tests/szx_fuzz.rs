@@ -6,25 +6,42 @@
 mod szx_common;
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::cell::Cell;
 
 use codec_host::szx::{self, pipelined, ErrorBound, SzxOptions, HEADER_LEN};
 use codec_host::{CpuExecutor, Error, Shape};
-use szx_common::{as_f32, as_f64, check_all, data, Rng, KINDS};
+use szx_common::{as_f32, as_f64, check_all, data, resign, zero_blocks_stream, Rng, KINDS};
 
-/// Records the largest single allocation, to catch decoders trusting a lying header.
+/// Records each thread's largest single allocation (tests run on threads of their own),
+/// to catch decoders trusting a lying header, and refuses any above [`REFUSED_ABOVE`] (as
+/// a machine without the memory would), so that fallible allocations can be tested on
+/// any machine.
 struct Tracking;
-static LARGEST: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    // Const-initialised, no destructor: usable inside the allocator.
+    static LARGEST: Cell<usize> = const { Cell::new(0) };
+}
+const REFUSED_ABOVE: usize = 1 << 30;
+
+fn record(size: usize) {
+    LARGEST.with(|l| l.set(l.get().max(size)));
+}
 unsafe impl GlobalAlloc for Tracking {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LARGEST.fetch_max(layout.size(), Ordering::Relaxed);
+        record(layout.size());
+        if layout.size() > REFUSED_ABOVE {
+            return std::ptr::null_mut();
+        }
         System.alloc(layout)
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         System.dealloc(ptr, layout)
     }
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        LARGEST.fetch_max(layout.size(), Ordering::Relaxed);
+        record(layout.size());
+        if layout.size() > REFUSED_ABOVE {
+            return std::ptr::null_mut();
+        }
         System.alloc_zeroed(layout)
     }
 }
@@ -134,12 +151,6 @@ fn sample_streams() -> Vec<(Vec<u8>, Source)> {
         out.push((pipelined::compress(&x64, Shape::d1(n), ErrorBound::Abs(e), &opts, &ex).unwrap(), Source::F64(x64, e)));
     }
     out
-}
-
-/// Recomputes the header checksum so that deeper checks are reached.
-fn resign(stream: &mut [u8]) {
-    let sum = stream[..60].iter().fold(0x811c_9dc5u32, |h, &b| (h ^ b as u32).wrapping_mul(0x0100_0193));
-    stream[60..64].copy_from_slice(&sum.to_le_bytes());
 }
 
 #[test]
@@ -255,7 +266,7 @@ fn a_lying_element_count_allocates_nothing_large() {
     s[52..56].copy_from_slice(&(1u32 << 28).to_le_bytes());
     s[56..60].copy_from_slice(&4096u32.to_le_bytes());
     resign(&mut s);
-    LARGEST.store(0, Ordering::Relaxed);
+    LARGEST.with(|l| l.set(0));
     assert!(matches!(szx::decompress::<f32>(&s), Err(Error::Truncated { .. })));
     assert!(matches!(szx::inspect(&s), Err(Error::Truncated { .. })));
     // A table that claims the stream holds 2^28 values per chunk with a byte each.
@@ -266,7 +277,20 @@ fn a_lying_element_count_allocates_nothing_large() {
     s.extend_from_slice(&1u32.to_le_bytes());
     s.push(0);
     assert!(matches!(szx::decompress::<f32>(&s), Err(Error::Corrupt(_))));
-    assert!(LARGEST.load(Ordering::Relaxed) < 1 << 20, "allocated {} bytes", LARGEST.load(Ordering::Relaxed));
+    let largest = LARGEST.with(Cell::get);
+    assert!(largest < 1 << 20, "allocated {largest} bytes");
+}
+
+#[test]
+fn a_valid_stream_declaring_more_than_memory_is_an_error_not_an_abort() {
+    // 2^20 zero blocks of 4096 f64 values: a consistent 1 MiB stream of 32 GiB of zeros.
+    let s = zero_blocks_stream(4096, 1 << 28, 1 << 20);
+    assert_eq!(szx::inspect(&s).unwrap().shape.len(), 1 << 32);
+    assert_eq!(szx::decompress::<f64>(&s).unwrap_err(), Error::OutOfMemory { bytes: 1 << 35 });
+    // The same layout at a size that fits decodes to zeros.
+    let small = zero_blocks_stream(4096, 1 << 28, 4);
+    let (values, _) = szx::decompress::<f64>(&small).unwrap();
+    assert_eq!(values, vec![0.0; 4 * 4096]);
 }
 
 #[test]
