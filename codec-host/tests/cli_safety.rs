@@ -2,16 +2,14 @@
 //! stream can hold fail fast in little memory, decoded sizes the machine cannot hold are
 //! an error rather than an abort, and a failed write never destroys the old output.
 
-mod common;
-mod szx_common;
+mod crafted;
 
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use common::zfp_header;
-use szx_common::zero_blocks_stream;
+use crafted::{zfp_header, zero_blocks_stream};
 
 const CCOLL: &str = env!("CARGO_BIN_EXE_ccoll");
 

@@ -3,6 +3,7 @@
 //! decoding entry point agrees on what it accepts and decodes, and valid streams come
 //! back within their bound.
 
+mod crafted;
 mod szx_common;
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -10,7 +11,8 @@ use std::cell::Cell;
 
 use codec_host::szx::{self, pipelined, ErrorBound, SzxOptions, HEADER_LEN};
 use codec_host::{CpuExecutor, Error, Shape};
-use szx_common::{as_f32, as_f64, check_all, data, resign, zero_blocks_stream, Rng, KINDS};
+use crafted::{resign, zero_blocks_stream};
+use szx_common::{as_f32, as_f64, check_all, data, Rng, KINDS};
 
 /// Records each thread's largest single allocation (tests run on threads of their own),
 /// to catch decoders trusting a lying header, and refuses any above [`REFUSED_ABOVE`] (as

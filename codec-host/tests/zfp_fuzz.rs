@@ -2,9 +2,11 @@
 //! recognise gets the right typed error. Thousands of cases, deterministic seeds.
 
 mod common;
+mod crafted;
 
 use codec_host::{Codec, CpuExecutor, ElemType, Error, Shape};
-use common::{zfp_header as header, Kind, Rng, Values};
+use common::{Kind, Rng, Values};
+use crafted::zfp_header as header;
 
 /// Decodes `stream` as whatever its header claims (`elem` and `cap` values if it cannot
 /// be inspected), both single- and multi-threaded, and checks the two agree. Any error

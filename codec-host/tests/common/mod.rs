@@ -199,17 +199,3 @@ pub fn zfpy_mode(codec: &Codec) -> (&'static str, f64) {
         other => panic!("{other:?} is not a zfp mode"),
     }
 }
-
-/// A full zfp header for an array of `extents` (x first) with mode word `mode` (12 or
-/// 64 bits); `elem` is zfp's type code minus one: 2 for f32, 3 for f64.
-pub fn zfp_header(elem: u64, extents: &[u64], mode: u64) -> Vec<u8> {
-    let width = 48 / extents.len() as u32;
-    let meta = extents.iter().rev().fold(0u64, |m, &n| m << width | (n - 1)) << 4 | ((extents.len() as u64 - 1) << 2) | elem;
-    // Magic, meta and mode from bit 0, 32 and 84; the mode's bits past 128 go after.
-    let bits: u128 = 0x0570_667a | (meta as u128) << 32 | (mode as u128) << 84;
-    let nbits: usize = if mode & 0xfff == 0xfff { 148 } else { 96 };
-    let mut out: Vec<u8> = bits.to_le_bytes().to_vec();
-    out.extend_from_slice(&(mode >> 44).to_le_bytes());
-    out.truncate(nbits.div_ceil(8));
-    out
-}

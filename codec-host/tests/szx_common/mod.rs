@@ -166,36 +166,3 @@ pub fn as_f64(v: f64) -> f64 {
 pub fn floor_log2(v: f64) -> i32 {
     ((v.to_bits() >> 52) & 0x7ff) as i32 - 1023
 }
-
-/// Recomputes an SZx header's checksum (FNV-1a of bytes 0..60), so that edited headers
-/// reach the deeper checks.
-pub fn resign(stream: &mut [u8]) {
-    let sum = stream[..60].iter().fold(0x811c_9dc5u32, |h, &b| (h ^ b as u32).wrapping_mul(0x0100_0193));
-    stream[60..64].copy_from_slice(&sum.to_le_bytes());
-}
-
-/// A consistent SZx stream (docs/formats/szx.md) of `blocks` zero blocks of `block` f64
-/// values, in chunks of `chunk` values: a state byte per block, all zero, so the stream
-/// takes about `blocks` bytes and declares `blocks * block` values.
-pub fn zero_blocks_stream(block: u32, chunk: u32, blocks: u64) -> Vec<u8> {
-    let n = blocks * block as u64;
-    let chunks = n.div_ceil(chunk as u64);
-    let mut s = vec![0u8; 64];
-    s[..4].copy_from_slice(b"cSZx");
-    s[4] = 1; // version
-    s[5] = 2; // f64
-    s[7] = 1; // one dimension
-    s[8..16].copy_from_slice(&n.to_le_bytes());
-    s[16..24].copy_from_slice(&1u64.to_le_bytes());
-    s[24..32].copy_from_slice(&1u64.to_le_bytes());
-    s[48..52].copy_from_slice(&block.to_le_bytes());
-    s[52..56].copy_from_slice(&chunk.to_le_bytes());
-    s[56..60].copy_from_slice(&(chunks as u32).to_le_bytes());
-    resign(&mut s);
-    for i in 0..chunks {
-        let values = (n - i * chunk as u64).min(chunk as u64);
-        s.extend_from_slice(&(values.div_ceil(block as u64) as u32).to_le_bytes());
-    }
-    s.resize(s.len() + blocks as usize, 0);
-    s
-}
