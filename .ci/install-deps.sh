@@ -61,3 +61,6 @@ if command -v rustup >/dev/null && rustup toolchain list | grep -q '^nightly'; t
     || rustup component add rust-src --toolchain nightly \
     || echo "install-deps: could not add rust-src to the nightly toolchain (PTX build will be skipped)"
 fi
+
+# cargo-fuzz drives the fuzz targets of fuzz/ on the nightly toolchain (.ci/fuzz.sh).
+command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz

@@ -6,7 +6,6 @@
 
 use core::fmt;
 
-use codec_kernels::kernels::HalfKernels;
 
 use crate::elementwise::{self, HalfElem, ReduceOp};
 use crate::{Codec, CpuExecutor, Error, Result, Shape, StreamInfo};
@@ -161,10 +160,7 @@ impl Backend {
     }
 
     /// Widens half-precision values to f32.
-    pub fn widen<H: HalfElem>(&self, src: &[H], dst: &mut [f32]) -> Result<()>
-    where
-        H::Format: HalfKernels,
-    {
+    pub fn widen<H: HalfElem>(&self, src: &[H], dst: &mut [f32]) -> Result<()> {
         match &self.inner {
             Inner::Cpu(_) => elementwise::widen(self.cpu_exec(), src, dst),
             #[cfg(feature = "cuda")]
@@ -173,10 +169,7 @@ impl Backend {
     }
 
     /// Narrows f32 values to half precision (round to nearest even).
-    pub fn narrow<H: HalfElem>(&self, src: &[f32], dst: &mut [H]) -> Result<()>
-    where
-        H::Format: HalfKernels,
-    {
+    pub fn narrow<H: HalfElem>(&self, src: &[f32], dst: &mut [H]) -> Result<()> {
         match &self.inner {
             Inner::Cpu(_) => elementwise::narrow(self.cpu_exec(), src, dst),
             #[cfg(feature = "cuda")]

@@ -10,10 +10,16 @@ use crate::{zfp, CpuExecutor, ElemType, Element, Error, Result, Shape};
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Codec {
     /// ZFP fixed rate: every block of 4^d values takes `rate * 4^d` bits (rounded as zfp
-    /// rounds). Random access; the error depends on the data.
+    /// rounds). Random access; no error bound: the error depends on the data.
+    ///
+    /// Both ZFP modes code finite values only, and only below
+    /// [`zfp::overflow_limit`] (2^126 for f32): zfp itself may decode larger ones as
+    /// infinities, so compressing them fails with [`Error::NearOverflow`] (NaN and
+    /// infinities with [`Error::NonFinite`]).
     ZfpFixedRate { rate: f64 },
-    /// ZFP fixed accuracy: the absolute error stays at or below `tolerance` (zfp rounds
-    /// the tolerance down to a power of two).
+    /// ZFP fixed accuracy: zfp's tolerance (rounded down to a power of two). Not a strict
+    /// bound: a block is coded relative to its largest value, so values much smaller
+    /// than their block's largest can lose more (see `docs/guarantees.md`).
     ZfpFixedAccuracy { tolerance: f64 },
     /// SZx with an absolute bound: every finite value within `abs_error`; NaN and
     /// infinities exact; `0` is lossless. Blocks of 128 values, one stream.

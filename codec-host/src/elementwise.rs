@@ -45,8 +45,8 @@ mod sealed {
 
 /// A 16-bit float type of the `half` crate: `half::f16` or `half::bf16`.
 pub trait HalfElem: Copy + Send + Sync + sealed::Sealed {
-    /// The kernel-side format.
-    type Format: HalfFormat;
+    /// The kernel-side format, with its GPU kernels in both directions.
+    type Format: HalfFormat + codec_kernels::kernels::HalfKernels;
     /// The values as their bit patterns (no copy).
     fn as_bits(s: &[Self]) -> &[u16];
     /// The values as their bit patterns, writable (no copy).

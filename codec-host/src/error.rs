@@ -33,6 +33,17 @@ pub enum Error {
     /// The codec cannot represent NaN or infinity (ZFP); the index of the first one.
     #[error("non-finite value at index {index}: this codec encodes finite values only")]
     NonFinite { index: usize },
+    /// ZFP only: a finite value so close to the largest one that zfp may decode it (or
+    /// its block) as an infinity; the index of the first one. Values below
+    /// [`zfp::overflow_limit`](crate::zfp::overflow_limit) never overflow. Callers that
+    /// must move such data send it uncompressed.
+    #[error("value {value:e} at index {index} is at or above {limit:e}: zfp may decode it as infinity")]
+    NearOverflow { index: usize, value: f64, limit: f64 },
+    /// A buffer of this many bytes, sized by a stream the caller asked to decode into a
+    /// new vector, could not be allocated (a valid stream can declare far more values
+    /// than memory holds: a 1 MiB SZx stream of zero blocks declares 32 GiB).
+    #[error("cannot allocate {bytes} bytes for the decoded values")]
+    OutOfMemory { bytes: usize },
     /// The executor could not be set up (e.g. a thread pool failed to start).
     #[error("executor: {0}")]
     Executor(String),

@@ -127,12 +127,21 @@ fn the_worst_case_bound_covers_incompressible_data() {
     for n in [0usize, 1, 2, 3, 13, 127, 128, 129, 5121, 20_000] {
         for block in [1usize, 4, 128] {
             let opts = SzxOptions { block_size: block, chunk_values: block * 5 };
-            let x: Vec<f64> = data(8, n, n as u64, as_f64); // random bit patterns
+            // Random f64 bit patterns, losslessly: every block stays raw, so the bound is
+            // attained exactly (an over-estimate fails here as an under-estimate fails
+            // compress_into), and the values come back bit for bit.
+            let x: Vec<f64> = data(8, n, n as u64, as_f64);
             let mut out = vec![0u8; pipelined::max_compressed_len::<f64>(n, &opts)];
             let len = pipelined::compress_into(&x, Shape::d1(n), ErrorBound::Abs(0.0), &opts, &mut out, &ex, |_, _| {}).unwrap();
-            assert!(len <= out.len());
+            assert_eq!(len, out.len(), "pipelined, n = {n}, block {block}");
             let mut plain = vec![0u8; szx::max_compressed_len::<f64>(n, &opts)];
-            szx::compress_into(&x, Shape::d1(n), ErrorBound::Abs(0.0), &opts, &mut plain, &ex).unwrap();
+            let plain_len = szx::compress_into(&x, Shape::d1(n), ErrorBound::Abs(0.0), &opts, &mut plain, &ex).unwrap();
+            assert_eq!(plain_len, plain.len(), "plain, n = {n}, block {block}");
+            for stream in [&out, &plain] {
+                let mut back = vec![0f64; n];
+                szx::decompress_into(stream, &mut back, &ex).unwrap();
+                assert!(x.iter().zip(&back).all(|(a, b)| a.to_bits() == b.to_bits()), "n = {n}, block {block}");
+            }
             let x32: Vec<f32> = data(8, n, n as u64, as_f32).into_iter().map(|v| v as f32).collect();
             let mut out = vec![0u8; pipelined::max_compressed_len::<f32>(n, &opts)];
             pipelined::compress_into(&x32, Shape::d1(n), ErrorBound::Abs(0.0), &opts, &mut out, &ex, |_, _| {}).unwrap();

@@ -7,10 +7,12 @@ mod datasets_cmd;
 mod demo;
 mod emulate;
 mod gpu_estimate;
+mod fuzz_corpus;
 mod model;
 mod plot;
 mod ptxas;
 mod signals;
+mod szx_exhaustive;
 mod units;
 mod workspace;
 
@@ -45,6 +47,10 @@ enum Cmd {
     GpuEstimate(gpu_estimate::EstimateArgs),
     /// The README's main job: plain MPI vs compressed collectives on the emulated cluster.
     Demo(demo::DemoArgs),
+    /// Seeds fuzz/corpus with real streams for the fuzz targets (see .ci/fuzz.sh).
+    FuzzCorpus(fuzz_corpus::FuzzCorpusArgs),
+    /// Every f32 bit pattern through SZx at several bounds, checked exactly.
+    SzxExhaustive(szx_exhaustive::SzxExhaustiveArgs),
     /// The cost model: calibration, validation against a run, large-scale predictions.
     Model(model::ModelArgs),
 }
@@ -137,6 +143,8 @@ fn main() -> ExitCode {
         Cmd::Demo(a) => demo::run(&a),
         Cmd::Emulate(a) => emulate::run(&a),
         Cmd::GpuEstimate(a) => gpu_estimate::run(&a),
+        Cmd::FuzzCorpus(a) => fuzz_corpus::run(&a),
+        Cmd::SzxExhaustive(a) => szx_exhaustive::run(&a),
         Cmd::Model(a) => model::run(&a),
     };
     match result {

@@ -9,9 +9,14 @@
 //!
 //! A thin shell over the library: codecs are named by [`Codec`]'s `FromStr`, so a new
 //! codec needs no change here. Any error ends the program with a non-zero status and a
-//! one-line reason on stderr.
+//! one-line reason on stderr (1, or 2 for bad arguments). Outputs are replaced
+//! atomically (module `output`): a failed run leaves the old file as it was, so the
+//! output may also be the input.
 
-use std::path::PathBuf;
+#[path = "ccoll/output.rs"]
+mod output;
+
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -139,7 +144,7 @@ fn parse<T: std::str::FromStr<Err = codec_host::Error>>(s: &str) -> Result<T, St
 trait Raw: BackendElem {
     const SIZE: usize;
     fn from_le(bytes: &[u8]) -> Self;
-    fn put_le(self, out: &mut Vec<u8>);
+    fn put_le(self, out: &mut [u8]);
 }
 
 macro_rules! raw {
@@ -149,8 +154,8 @@ macro_rules! raw {
             fn from_le(bytes: &[u8]) -> Self {
                 <$t>::from_le_bytes(bytes.try_into().unwrap_or_default())
             }
-            fn put_le(self, out: &mut Vec<u8>) {
-                out.extend_from_slice(&self.to_le_bytes());
+            fn put_le(self, out: &mut [u8]) {
+                out.copy_from_slice(&self.to_le_bytes());
             }
         }
     };
@@ -162,8 +167,8 @@ fn read(path: &PathBuf) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
 
-fn write(path: &PathBuf, bytes: &[u8]) -> Result<(), String> {
-    std::fs::write(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
+fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    output::write_atomically(path, |w| w.write_all(bytes))
 }
 
 fn compress_as<T: Raw>(raw: &[u8], a: &CompressArgs, backend: &Backend) -> Result<Vec<u8>, String> {
@@ -199,12 +204,29 @@ fn codec(a: &CompressArgs) -> Result<Codec, String> {
     }
 }
 
-fn decompress_as<T: Raw>(stream: &[u8], info: &StreamInfo, backend: &Backend) -> Result<Vec<u8>, String> {
-    let mut values = vec![T::default(); info.shape.len()];
+/// Decodes `stream` on `backend` into one buffer of values, then writes them to `output`
+/// as raw little-endian bytes through a small buffer: the peak is the stream plus the
+/// values. The buffer is reserved fallibly, so a stream declaring more values than memory
+/// (or `ulimit -v`) allows is an error, not an abort.
+fn decompress_as<T: Raw>(stream: &[u8], info: &StreamInfo, backend: &Backend, output: &Path) -> Result<(), String> {
+    let n = info.shape.len();
+    let mut values: Vec<T> = Vec::new();
+    values.try_reserve_exact(n).map_err(|_| {
+        format!("cannot allocate {} bytes for the {n} values the stream declares", n.saturating_mul(T::SIZE))
+    })?;
+    values.resize(n, T::default());
     backend.decompress_into(stream, &mut values).map_err(|e| e.to_string())?;
-    let mut out = Vec::with_capacity(values.len() * T::SIZE);
-    values.into_iter().for_each(|v| v.put_le(&mut out));
-    Ok(out)
+    output::write_atomically(output, |w| {
+        let mut bytes = [0u8; 1 << 16];
+        for vs in values.chunks(bytes.len() / T::SIZE) {
+            let part = &mut bytes[..vs.len() * T::SIZE];
+            for (v, b) in vs.iter().zip(part.chunks_exact_mut(T::SIZE)) {
+                v.put_le(b);
+            }
+            w.write_all(part)?;
+        }
+        Ok(())
+    })
 }
 
 /// Codec-specific lines for `info`.
@@ -259,15 +281,21 @@ fn run(cli: Cli) -> Result<(), String> {
             let stream = read(&a.input)?;
             let info = codec_host::inspect(&stream).map_err(|e| e.to_string())?;
             let backend = a.run_on.backend(&a.threads)?;
-            let raw = match info.elem {
-                ElemType::F32 => decompress_as::<f32>(&stream, &info, &backend)?,
-                ElemType::F64 => decompress_as::<f64>(&stream, &info, &backend)?,
-            };
-            write(&a.output, &raw)
+            match info.elem {
+                ElemType::F32 => decompress_as::<f32>(&stream, &info, &backend, &a.output),
+                ElemType::F64 => decompress_as::<f64>(&stream, &info, &backend, &a.output),
+            }
         }
         Command::Info { input } => {
             let stream = read(&input)?;
-            let info = codec_host::inspect(&stream).map_err(|e| e.to_string())?;
+            let info = codec_host::inspect(&stream).map_err(|e| match e {
+                // The header parses but declares more than the stream holds: no size
+                // from it is real.
+                codec_host::Error::Truncated { .. } | codec_host::Error::Corrupt(_) => {
+                    format!("{} is inconsistent with its header: {e}", input.display())
+                }
+                e => e.to_string(),
+            })?;
             println!("codec: {}", info.codec);
             println!("type: {}", info.elem);
             println!("dims: {}", info.shape);
@@ -283,6 +311,7 @@ fn run(cli: Cli) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
+    output::install_signal_handlers();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => e.exit(), // --help, --version

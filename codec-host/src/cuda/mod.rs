@@ -29,7 +29,7 @@ use cust::module::Module;
 use codec_kernels::grid::LaunchConfig;
 use codec_kernels::kernels::ops::{Max, Min, Prod, Sum};
 use codec_kernels::kernels::{
-    DevicePtr, ElementKernels, HalfKernels, NarrowKernel, NarrowParams, ReduceKernel, ReduceParams, ScanApplyU32, ScanApplyParams,
+    DevicePtr, ElementKernels, NarrowKernel, NarrowParams, ReduceKernel, ReduceParams, ScanApplyU32, ScanApplyParams,
     ScanExclusiveParams, ScanPartialsExclusive, ScanPartialsParams, ScanPartialsU32, WidenKernel, WidenParams,
 };
 use codec_kernels::reduce::{ReduceElem, ReduceOp};
@@ -180,10 +180,7 @@ impl CudaBackend {
     }
 
     /// Queues the widening of half-precision bits `src` into `dst` on `stream`.
-    pub fn widen_on<H: HalfElem>(&self, stream: &GpuStream, src: &DeviceSlice<u16>, dst: &mut DeviceSlice<f32>) -> Result<()>
-    where
-        H::Format: HalfKernels,
-    {
+    pub fn widen_on<H: HalfElem>(&self, stream: &GpuStream, src: &DeviceSlice<u16>, dst: &mut DeviceSlice<f32>) -> Result<()> {
         same_len("widen", src.len(), dst.len())?;
         let n = src.len();
         if n == 0 {
@@ -195,10 +192,7 @@ impl CudaBackend {
     }
 
     /// Queues the narrowing of `src` into half-precision bits `dst` on `stream`.
-    pub fn narrow_on<H: HalfElem>(&self, stream: &GpuStream, src: &DeviceSlice<f32>, dst: &mut DeviceSlice<u16>) -> Result<()>
-    where
-        H::Format: HalfKernels,
-    {
+    pub fn narrow_on<H: HalfElem>(&self, stream: &GpuStream, src: &DeviceSlice<f32>, dst: &mut DeviceSlice<u16>) -> Result<()> {
         same_len("narrow", src.len(), dst.len())?;
         let n = src.len();
         if n == 0 {
@@ -250,10 +244,7 @@ impl CudaBackend {
     }
 
     /// Host-memory widening of half-precision values.
-    pub fn widen<H: HalfElem>(&self, src: &[H], dst: &mut [f32]) -> Result<()>
-    where
-        H::Format: HalfKernels,
-    {
+    pub fn widen<H: HalfElem>(&self, src: &[H], dst: &mut [f32]) -> Result<()> {
         same_len("widen", src.len(), dst.len())?;
         let stream = self.stream()?;
         let d_src = self.upload_on(&stream, H::as_bits(src))?;
@@ -263,10 +254,7 @@ impl CudaBackend {
     }
 
     /// Host-memory narrowing to half precision.
-    pub fn narrow<H: HalfElem>(&self, src: &[f32], dst: &mut [H]) -> Result<()>
-    where
-        H::Format: HalfKernels,
-    {
+    pub fn narrow<H: HalfElem>(&self, src: &[f32], dst: &mut [H]) -> Result<()> {
         same_len("narrow", src.len(), dst.len())?;
         let stream = self.stream()?;
         let d_src = self.upload_on(&stream, src)?;

@@ -106,9 +106,12 @@ pub fn decompress<T: Element>(stream: &[u8]) -> Result<(Vec<T>, SzxHeader)> {
     if header.elem != T::TYPE {
         return Err(Error::TypeMismatch { stream: header.elem, requested: T::TYPE });
     }
-    // The chunk table vouches for at least one byte per block before anything is allocated.
+    // The chunk table vouches for at least one byte per block before anything is
+    // allocated, and the allocation itself may fail without aborting.
     header.stream_len(stream)?;
-    let mut out = vec![T::default(); header.len()];
+    let mut out = Vec::new();
+    out.try_reserve_exact(header.len()).map_err(|_| Error::OutOfMemory { bytes: header.len().saturating_mul(T::TYPE.size()) })?;
+    out.resize(header.len(), T::default());
     decompress_into(stream, &mut out, CpuExecutor::global())?;
     Ok((out, header))
 }

@@ -23,21 +23,28 @@ pub(super) fn stream_bytes(bits: usize, len: usize) -> usize {
     (bits.div_ceil(64) * 8).min(len)
 }
 
-/// Stream bits of a fixed-rate stream, checked against the stream length.
-pub(super) fn fixed_rate_layout(header: &Header, header_bits: usize, len: usize) -> Result<FixedRate> {
-    let layout = FixedRate { field: field_of(&header.shape), params: header.params, header_bits };
-    let bits = (header.params.maxbits as usize)
-        .checked_mul(layout.field.block_count())
-        .and_then(|b| b.checked_add(header_bits))
-        .ok_or_else(|| Error::BadDims("zfp stream size overflows".into()))?;
+/// The layout of a fixed-rate stream (its length checked by [`check_length`]).
+pub(super) fn fixed_rate_layout(header: &Header, header_bits: usize) -> FixedRate {
+    FixedRate { field: field_of(&header.shape), params: header.params, header_bits }
+}
+
+/// Checks, before anything is allocated or decoded, that a stream of `len` bytes can
+/// hold the blocks its header declares: exactly `maxbits` bits each at a fixed rate, at
+/// least one bit each otherwise (a block of zeros). A 12-byte header claiming 65536^3
+/// values fails here.
+pub(super) fn check_length(header: &Header, header_bits: usize, len: usize) -> Result<()> {
+    let nblocks = field_of(&header.shape).block_count();
+    let per_block = if header.params.minbits == header.params.maxbits { header.params.maxbits as usize } else { 1 };
+    let bits = per_block.checked_mul(nblocks).and_then(|b| b.checked_add(header_bits)).unwrap_or(usize::MAX);
     if bits > len.saturating_mul(8) {
         return Err(truncated(bits, len));
     }
-    Ok(layout)
+    Ok(())
 }
 
-/// Decodes `stream` (header of `header_bits` included) into `out`, which holds at least
-/// the array's values; returns the stream bytes consumed.
+/// Decodes `stream` (header of `header_bits` included, its length checked by
+/// [`check_length`]) into `out`, which holds at least the array's values; returns the
+/// stream bytes consumed.
 pub(super) fn decompress<T: Element, D: Dims>(
     stream: &[u8],
     header: &Header,
@@ -65,7 +72,7 @@ fn decompress_words<T: Element, D: Dims, R: Word + Sync>(
     let field = field_of(&header.shape);
     let out = &mut out[..field.len()];
     if header.params.minbits == header.params.maxbits {
-        let layout = fixed_rate_layout(header, header_bits, len)?;
+        let layout = fixed_rate_layout(header, header_bits);
         let slabs = Slabs::new::<D>(&field);
         let nblocks = field.block_count();
         let ok = AtomicBool::new(true);
@@ -84,12 +91,7 @@ fn decompress_words<T: Element, D: Dims, R: Word + Sync>(
         }
         return Ok(stream_bytes(layout.total_bits(), len));
     }
-    // Every block takes at least one bit: reject impossible block counts before decoding.
     let nblocks = field.block_count();
-    let min_bits = header_bits.saturating_add(nblocks);
-    if min_bits > len.saturating_mul(8) {
-        return Err(truncated(min_bits, len));
-    }
     let slabs = Slabs::new::<D>(&field);
     let nslabs = nblocks.div_ceil(slabs.blocks);
     if nslabs == 1 || !parallel_variable_decode::<D>(exec.threads()) {

@@ -37,9 +37,43 @@ fn check_shape(shape: &Shape, len: usize) -> Result<()> {
     }
 }
 
+/// The smallest magnitude whose block zfp may decode with an infinity: 2^126 for f32,
+/// 2^1022 for f64.
+///
+/// zfp codes a block as integers `i = x * 2^(P - emax)` (`P` = 30 for f32, 62 for f64,
+/// `emax` the block's largest `frexp` exponent) and decodes `x' = i' * 2^(emax - P)`
+/// from integers `|i'| <= 2^(P + 1)`, so `|x'| <= 2^(emax + 1)`. That stays finite for
+/// every stream when `emax + 1` is below the type's infinity exponent (128 or 1024),
+/// i.e. when every value is below `2^(emax_max - 1)`. At `emax` = 127 (f32) it does not:
+/// four values of -1.2e38 at rate 3 decode to -inf, in zfp 1.0 as here (the truncated
+/// negabinary coefficient of -2^30 is -2^31).
+pub fn overflow_limit(elem: ElemType) -> f64 {
+    match elem {
+        ElemType::F32 => 2f64.powi(126),
+        ElemType::F64 => 2f64.powi(1022),
+    }
+}
+
+/// Checks that every value of `data` is one zfp codes and decodes as a finite value:
+/// finite ([`Error::NonFinite`]) and below [`overflow_limit`]
+/// ([`Error::NearOverflow`]); the first offending index is reported.
+pub fn check_codable<T: Element>(data: &[T], exec: &CpuExecutor) -> Result<()> {
+    let limit = overflow_limit(T::TYPE);
+    let firsts = exec.map_tiles(data.len(), 1 << 16, |r| {
+        let start = r.start;
+        data[r].iter().position(|v| !v.finite() || v.to_f64().abs() >= limit).map(|i| start + i)
+    });
+    match firsts.into_iter().flatten().next() {
+        None => Ok(()),
+        Some(index) if data[index].finite() => Err(Error::NearOverflow { index, value: data[index].to_f64(), limit }),
+        Some(index) => Err(Error::NonFinite { index }),
+    }
+}
+
 /// Compresses `data` (shape `shape`, x fastest) into a zfp stream with full header.
 pub(crate) fn compress<T: Element>(codec: &Codec, data: &[T], shape: Shape, exec: &CpuExecutor) -> Result<Vec<u8>> {
     check_shape(&shape, data.len())?;
+    check_codable(data, exec)?;
     let header = Header { elem: T::TYPE, shape, params: params_for(codec, T::TYPE, shape.ndims())? };
     match shape.ndims() {
         1 => encode::compress::<T, D1>(data, &header, exec),
@@ -48,7 +82,8 @@ pub(crate) fn compress<T: Element>(codec: &Codec, data: &[T], shape: Shape, exec
     }
 }
 
-/// The header of `stream`, its length in bits and the codec it describes.
+/// The header of `stream`, its length in bits and the codec it describes; fails if the
+/// stream is too short for the blocks the header declares.
 fn parse(stream: &[u8]) -> Result<(Header, usize, Codec)> {
     let (header, bits) = Header::parse(stream)?;
     let codec = mode::codec_of(&header.params, header.shape.ndims())?;
@@ -66,19 +101,18 @@ fn parse(stream: &[u8]) -> Result<(Header, usize, Codec)> {
             header.elem
         )));
     }
+    decode::check_length(&header, bits, stream.len())?;
     Ok((header, bits, codec))
 }
 
-/// Reads what `stream` holds from its header. For fixed-rate streams the length is
-/// checked and `stream_bytes` is exact; for fixed-accuracy streams, whose length is only
-/// known after decoding, `stream_bytes` is the length of `stream`.
+/// Reads what `stream` holds from its header, after checking that the stream is long
+/// enough for the blocks the header declares (so the shape it reports is one the stream
+/// can hold). For fixed-rate streams `stream_bytes` is exact; for fixed-accuracy
+/// streams, whose length is only known after decoding, it is the length of `stream`.
 pub(crate) fn inspect(stream: &[u8]) -> Result<StreamInfo> {
     let (header, bits, codec) = parse(stream)?;
     let stream_bytes = match codec {
-        Codec::ZfpFixedRate { .. } => {
-            let layout = decode::fixed_rate_layout(&header, bits, stream.len())?;
-            decode::stream_bytes(layout.total_bits(), stream.len())
-        }
+        Codec::ZfpFixedRate { .. } => decode::stream_bytes(decode::fixed_rate_layout(&header, bits).total_bits(), stream.len()),
         _ => stream.len(),
     };
     Ok(StreamInfo { codec, elem: header.elem, shape: header.shape, stream_bytes })

@@ -1,0 +1,28 @@
+//! The plain SZx decoder: any bytes give a value or a decode error, and the allocating
+//! `decompress` agrees with `decompress_into` bit for bit.
+#![no_main]
+
+use codec_host::szx;
+use codec_host::{ElemType, Element};
+use codec_host_fuzz::{bits, execs, output, typed};
+use libfuzzer_sys::fuzz_target;
+
+fn decode<T: Element>(data: &[u8], n: usize) {
+    let mut out = output::<T>(n);
+    let into = typed("decompress_into", szx::decompress_into(data, &mut out, execs()[1]));
+    if n <= codec_host_fuzz::MAX_VALUES {
+        let whole = typed("decompress", szx::decompress::<T>(data));
+        assert_eq!(into.is_some(), whole.is_some(), "decompress and decompress_into disagree");
+        if let Some((values, _)) = whole {
+            assert_eq!(bits(&values), bits(&out));
+        }
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some(header) = typed("read", szx::SzxHeader::read(data)) else { return };
+    match header.elem {
+        ElemType::F32 => decode::<f32>(data, header.len()),
+        ElemType::F64 => decode::<f64>(data, header.len()),
+    }
+});
