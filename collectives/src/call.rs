@@ -324,13 +324,10 @@ impl Call {
         out
     }
 
-    /// Starts sending frames, counting them.
-    pub fn isend(&mut self, dest: usize, tag: i32, buf: impl Into<Buf>) -> Pending {
+    /// Starts sending frames that carry `values` values, counting them.
+    pub fn isend<T: Value>(&mut self, dest: usize, tag: i32, buf: impl Into<Buf>, values: usize) -> Pending {
         let buf = buf.into();
-        self.count_sent(match &buf {
-            Buf::Owned(v) => v,
-            Buf::Shared(r) => r,
-        });
+        self.count_sent::<T>(buf.bytes().len(), values);
         self.comm.isend(dest, tag, buf)
     }
 
@@ -342,28 +339,26 @@ impl Call {
         }
     }
 
-    /// One CPR-P2P exchange: sends `frame` to `dest` while receiving the next frame from
+    /// One CPR-P2P exchange: sends `frame` (bytes, values) to `dest` while receiving the next frame from
     /// `src`, then decodes it into `out`.
-    pub fn exchange<T: Value>(&mut self, dest: usize, src: usize, tag: i32, frame: Vec<u8>, want: &Expect, out: &mut [T]) {
-        let mut tx = self.isend(dest, tag, frame);
+    pub fn exchange<T: Value>(&mut self, dest: usize, src: usize, tag: i32, frame: (Vec<u8>, usize), want: &Expect, out: &mut [T]) {
+        let mut tx = self.isend::<T>(dest, tag, frame.0, frame.1);
         let bytes = self.comm.recv(src, tag);
         self.decode(src, &bytes, want, out);
         tx.wait();
     }
 
-    /// Sends frames and waits, counting them.
-    pub fn send(&mut self, dest: usize, tag: i32, bytes: &[u8]) {
-        self.count_sent(bytes);
+    /// Sends frames that carry `values` values and waits, counting them.
+    pub fn send<T: Value>(&mut self, dest: usize, tag: i32, bytes: &[u8], values: usize) {
+        self.count_sent::<T>(bytes.len(), values);
         self.comm.send(dest, tag, bytes);
     }
 
-    fn count_sent(&mut self, bytes: &[u8]) {
-        self.stats.bytes_sent += bytes.len() as u64;
-        if let Ok(frames) = frame::split_bundle(bytes) {
-            for (h, _) in frames.iter().filter(|(h, _)| h.flags & ANNOUNCE == 0) {
-                self.stats.raw_bytes_sent += h.count * h.elem.size() as u64;
-            }
-        }
+    /// Counts a message of `len` bytes that carries `values` values (which the caller
+    /// knows from its schedule: nothing is parsed again).
+    fn count_sent<T: Value>(&mut self, len: usize, values: usize) {
+        self.stats.bytes_sent += len as u64;
+        self.stats.raw_bytes_sent += (values * T::SIZE) as u64;
     }
 }
 

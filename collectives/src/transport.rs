@@ -206,7 +206,7 @@ pub(crate) enum Buf {
 }
 
 impl Buf {
-    fn bytes(&self) -> &[u8] {
+    pub fn bytes(&self) -> &[u8] {
         match self {
             Buf::Owned(v) => v,
             Buf::Shared(r) => r,

@@ -19,7 +19,7 @@ pub(crate) fn alltoall<T: Value>(call: &mut Call, send: &[T], recv: &mut [T], bl
             let (dest, src) = (call.comm.peer(i as isize), call.comm.peer(-(i as isize)));
             let frame = call.frame(&send[blocks.range(dest)], me, p);
             let want = call.expect::<T>(Some(src), Some(p), blocks.len(src));
-            call.exchange(dest, src, TAG_ALLTOALL, frame, &want, &mut recv[blocks.range(src)]);
+            call.exchange(dest, src, TAG_ALLTOALL, (frame, blocks.len(dest)), &want, &mut recv[blocks.range(src)]);
         }
         return;
     }
@@ -34,7 +34,7 @@ pub(crate) fn alltoall<T: Value>(call: &mut Call, send: &[T], recv: &mut [T], bl
         .map(|i| {
             let dest = call.comm.peer(i as isize);
             let frame = std::mem::take(&mut frames[dest]);
-            call.isend(dest, TAG_ALLTOALL, frame)
+            call.isend::<T>(dest, TAG_ALLTOALL, frame, blocks.len(dest))
         })
         .collect();
     while let Some(j) = wait_any(&mut recvs) {

@@ -29,7 +29,7 @@ pub(crate) fn send<T: Value>(call: &mut Call, dest: usize, tag: i32, data: &[T],
     let chunk_len = chunk.unwrap_or(data.len()).max(1);
     let ranges = pieces(0..data.len(), chunk_len);
     let announce = call.announce::<T>(data.len(), chunk_len, ranges.len());
-    call.send(dest, tag, &announce);
+    call.send::<T>(dest, tag, &announce, 0);
     let mut ack = call.comm.irecv(dest, TAG_P2P_ACK, REPLY_LEN);
     let mut verdict = None;
     let mut queued = Vec::new();
@@ -42,10 +42,10 @@ pub(crate) fn send<T: Value>(call: &mut Call, dest: usize, tag: i32, data: &[T],
             if matches!(verdict, Some(Err(_))) {
                 break;
             }
-            queued.push(call.frame(&data[r.clone()], i, ranges.len()));
+            queued.push((call.frame(&data[r.clone()], i, ranges.len()), r.len()));
             if verdict.is_some() {
-                for frame in queued.drain(..) {
-                    sends.push(call.isend(dest, tag, frame));
+                for (frame, values) in queued.drain(..) {
+                    sends.push(call.isend::<T>(dest, tag, frame, values));
                 }
             }
             // Progress between chunks.
@@ -54,8 +54,8 @@ pub(crate) fn send<T: Value>(call: &mut Call, dest: usize, tag: i32, data: &[T],
     }
     match verdict.unwrap_or_else(|| read_reply(&ack.take_bytes())) {
         Ok(()) => {
-            for frame in queued {
-                sends.push(call.isend(dest, tag, frame));
+            for (frame, values) in queued {
+                sends.push(call.isend::<T>(dest, tag, frame, values));
             }
             wait_all(&mut sends);
             true
