@@ -75,3 +75,18 @@ fn watchdog_ends_a_job_whose_rank_never_joins() {
     assert!(launch.stderr.contains(report), "{context}");
     assert!(launch.stderr.contains("waiting for every rank of 2 to join the call agreement"), "{context}");
 }
+
+/// A panic after `MPI_Finalize` unwinds as in any program (exit 101): the panic hook of
+/// `abort_job_on_panic` must not call `MPI_Abort` then (Open MPI rejects it and exits 1).
+#[test]
+fn a_panic_after_finalize_is_a_plain_panic() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ccoll-selftest"))
+        .arg("--panic-after-finalize")
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .output()
+        .expect("run ccoll-selftest");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(101), "{stderr}");
+    assert!(stderr.contains("a panic after MPI_Finalize") && !stderr.contains("MPI_Abort"), "{stderr}");
+}

@@ -6,7 +6,8 @@
 //! `ccoll-selftest --env-case ring|bad` instead checks the algorithm override that the
 //! launcher put in `CCOLL_ALGORITHM` (`bcast=mpi,allreduce=ring`, or an unusable
 //! value), and `ccoll-selftest --absent-rank` that the watchdog (`CCOLL_TIMEOUT`) ends a
-//! job whose rank 1 never joins. Every rank prints `ccoll-selftest: rank R of P: C
+//! job whose rank 1 never joins; `--panic-after-finalize` panics after `MPI_Finalize`
+//! (the panic hook must leave MPI alone then). Every rank prints `ccoll-selftest: rank R of P: C
 //! cases, F failures` last and exits non-zero if it saw a failure.
 
 mod cases;
@@ -47,11 +48,17 @@ fn settings(specs: &str) -> Vec<Setting> {
 }
 
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
     let universe = mpi::initialize().expect("MPI initialises");
     collectives::abort_job_on_panic();
+    if args.iter().any(|a| a == "--panic-after-finalize") {
+        // The panic hook must not call MPI_Abort once MPI is finalised: this panics
+        // as any program does (exit 101).
+        drop(universe);
+        panic!("a panic after MPI_Finalize");
+    }
     collectives::fatal_mpi_errors();
     let mut s = Suite::new(universe.world());
-    let args: Vec<String> = std::env::args().collect();
     let arg = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
     if let Some(case) = arg("--env-case") {
         environment_override(&mut s, &case);
