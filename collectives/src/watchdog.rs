@@ -5,7 +5,8 @@
 //! Each call registers itself on entry and names every blocking wait (the peer, and the
 //! step of the schedule from the message tag); a thread started with the first watched
 //! call checks the deadline of the call in progress ten times per second. Off by default:
-//! then nothing is registered and no thread runs.
+//! then nothing is registered and no thread runs. It watches one call at a time per
+//! process (the calls of a process are not run concurrently from several threads).
 
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};

@@ -66,6 +66,11 @@ pub fn run(s: &mut Suite, cfg: &CollConfig) {
     let r = s.world.c_bcast(&mut buf, 0, &if rank == 0 { cfg.with_algorithm(Algorithm::Mpi) } else { cfg });
     mismatch(s, "bcast mpi against c-coll", r, "algorithm");
 
+    // Operation: rank 0 broadcasts while the others reduce.
+    let mut buf = x.clone();
+    let r = if rank == 0 { s.world.c_bcast(&mut buf, 0, &cfg) } else { s.world.c_allreduce(&x, &mut buf, ReduceOp::Sum, &cfg) };
+    mismatch(s, "bcast against allreduce", r, "operation");
+
     // Node groups that no rank number can hold: refused by every rank.
     let hier = CollConfig { node_groups: NodeGroups::Blocks(1 << 31), ..cfg.with_algorithm(Algorithm::Hierarchical) };
     let r = s.world.c_allreduce(&x, &mut out, ReduceOp::Sum, &hier);
