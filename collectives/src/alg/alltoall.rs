@@ -29,7 +29,13 @@ pub(crate) fn alltoall<T: Value>(call: &mut Call, send: &[T], recv: &mut [T], bl
     let sizes: Vec<u64> = frames.iter().map(|f| f.len() as u64).collect();
     let incoming = call.comm.alltoall_u64(&sizes);
     let sources: Vec<usize> = (1..p).map(|i| call.comm.peer(-(i as isize))).collect();
-    let mut recvs: Vec<_> = sources.iter().map(|&s| call.comm.irecv(s, TAG_ALLTOALL, incoming[s] as usize)).collect();
+    let mut recvs: Vec<_> = sources
+        .iter()
+        .map(|&s| {
+            let capacity = call.frame_capacity::<T>(s, incoming[s], blocks.len(s));
+            call.comm.irecv(s, TAG_ALLTOALL, capacity)
+        })
+        .collect();
     let mut sends: Vec<_> = (1..p)
         .map(|i| {
             let dest = call.comm.peer(i as isize);

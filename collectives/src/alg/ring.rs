@@ -130,7 +130,11 @@ pub(crate) fn allgather<T: Value>(call: &mut Call, work: &mut [T], blocks: &Bloc
     frames[r] = Some(own.into());
     for s in 0..p - 1 {
         let (send_block, recv_block) = ((r + p - s) % p, (r + p - s - 1) % p);
-        let capacity = sizes.as_ref().map_or(HEADER_LEN + blocks.len(recv_block) * T::SIZE, |z| z[recv_block] as usize);
+        let capacity = match &sizes {
+            // The size was announced by the block's owner.
+            Some(z) => call.frame_capacity::<T>(recv_block, z[recv_block], blocks.len(recv_block)),
+            None => HEADER_LEN + blocks.len(recv_block) * T::SIZE,
+        };
         let mut rx = call.comm.irecv(prev, TAG_GATHER_RING, capacity);
         let outgoing = frames[send_block].clone().expect("forwarded blocks arrived in an earlier step");
         let mut tx = call.isend::<T>(next, TAG_GATHER_RING, outgoing, blocks.len(send_block));
