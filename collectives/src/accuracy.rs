@@ -6,7 +6,9 @@
 //! (floating-point rounding of the reduction aside). `docs/collectives.md` derives k for
 //! every algorithm.
 
-use crate::{Algorithm, CollOp};
+use core::cmp::Ordering;
+
+use crate::{Algorithm, CollOp, Value};
 
 /// k for `algorithm` running `op` on `ranks` ranks: the largest number of compressions on
 /// the path of any value of any rank's result. For [`Algorithm::Hierarchical`], `ranks`
@@ -39,20 +41,60 @@ pub fn compressions_per_value(op: CollOp, algorithm: Algorithm, ranks: usize) ->
     }
 }
 
-/// Allowance for floating-point rounding when a result is compared with MPI's own:
-/// reductions that sum in another order differ by a few units in the last place of the
-/// partial sums (`4 (p + k + 2) p eps scale` for SUM, `scale` the largest input
-/// magnitude and `eps` the element type's machine epsilon); other operations only by
-/// the rounding of decoded values (`4 eps scale`). [`CollStats::error_bound`] plus this
-/// is what `ccoll-bench --check` holds every value to.
-///
-/// [`CollStats::error_bound`]: crate::CollStats::error_bound
-pub fn rounding_slack(op: CollOp, sum: bool, ranks: usize, k: u32, eps: f64, scale: f64) -> f64 {
-    if op.reduces() && sum {
-        4.0 * (ranks + k as usize + 2) as f64 * ranks as f64 * eps * scale
-    } else {
-        4.0 * eps * scale
+/// What one result value may differ from MPI's own result: the stated `bound` plus
+/// floating-point rounding, scaled by the value's own `magnitude` (not the array's
+/// largest value, which would hide errors in small values). For a reduction the
+/// magnitude is the same reduction of the operands' absolute values (sum of |x| for SUM,
+/// product of |x| for PROD), else |exact value|. SUM and PROD, combined in another order
+/// than MPI's, differ by a few units in the last place per operation:
+/// `4 (p + k + 2) eps (magnitude + bound)`; other values only by the rounding of decoded
+/// values: `4 eps (magnitude + bound)`. `eps` is the element type's machine epsilon.
+/// This is what `ccoll-bench --check` and the self-test hold every value to.
+pub fn value_allowance(op: CollOp, accumulates: bool, ranks: usize, k: u32, eps: f64, bound: f64, magnitude: f64) -> f64 {
+    let ulps = if op.reduces() && accumulates { 4.0 * (ranks + k as usize + 2) as f64 } else { 4.0 };
+    bound + ulps * eps * (magnitude + bound)
+}
+
+/// A result value outside its allowance.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Excess {
+    pub index: usize,
+    /// |got - want|; infinite for a non-finite value where the other is not the same
+    /// non-finite value.
+    pub error: f64,
+    pub allowed: f64,
+}
+
+/// The first value of `got` whose difference from `want` exceeds `allowed(index)`. NaN
+/// matches NaN and an infinity the same infinity; any other non-finite mismatch exceeds
+/// every allowance, an infinite one included.
+pub fn first_excess<T: Value>(got: &[T], want: &[T], allowed: impl Fn(usize) -> f64) -> Option<Excess> {
+    if got.len() != want.len() {
+        return Some(Excess { index: got.len().min(want.len()), error: f64::INFINITY, allowed: allowed(0) });
     }
+    got.iter().zip(want).enumerate().find_map(|(index, (g, w))| {
+        let (g, w) = (g.to_f64(), w.to_f64());
+        if !w.is_finite() && (g == w || (g.is_nan() && w.is_nan())) {
+            return None;
+        }
+        let error = if g.is_finite() && w.is_finite() { (g - w).abs() } else { f64::INFINITY };
+        let allowed = allowed(index);
+        // An allowance that does not compare (NaN) admits nothing.
+        let within = matches!(error.partial_cmp(&allowed), Some(Ordering::Less | Ordering::Equal));
+        (error.is_infinite() || !within).then_some(Excess { index, error, allowed })
+    })
+}
+
+/// A bound on the error of a PROD reduction whose values cross `k` compressions of
+/// absolute error `abs_error` each, on `ranks` ranks whose inputs are at most `max_abs`
+/// in magnitude. A compression error is multiplied by the factors combined after it (at
+/// most `ranks - 1` of them, each at most `max_abs` plus the errors already in it), so
+/// the result is within `k E max(1, max_abs + k E)^(ranks - 1)`. [`crate::CollStats`]
+/// states no PROD bound, because it depends on the data's magnitude.
+pub fn prod_error_bound(k: u32, abs_error: f64, ranks: usize, max_abs: f64) -> f64 {
+    let ke = f64::from(k) * abs_error;
+    let growth = (max_abs + ke).max(1.0).powi(i32::try_from(ranks.saturating_sub(1)).unwrap_or(i32::MAX));
+    ke * growth
 }
 
 /// Hops from the root to the deepest rank of a binomial tree on `ranks` ranks: the
@@ -95,5 +137,38 @@ mod tests {
         assert_eq!(compressions_per_value(CollOp::Reduce, CColl, 5), 5);
         assert_eq!(compressions_per_value(CollOp::Reduce, CprP2p, 5), 6);
         assert_eq!(compressions_per_value(CollOp::P2p, CColl, 1), 1);
+    }
+
+    #[test]
+    fn each_value_is_held_to_its_own_magnitude() {
+        // The zfp case of issue 12: values near 1 and near 1e-4, tolerance 1e-9. An error
+        // of 5.6e-9 at a value of 1e-4 exceeds its allowance (the array's largest value
+        // would have allowed 4.8e-7).
+        let allowed = |m: f64| value_allowance(CollOp::Bcast, false, 4, 1, f32::EPSILON as f64, 1e-9, m);
+        assert!(allowed(1e-4) < 1.1e-9);
+        let want = [1.0f32, 1e-4];
+        let got = [1.0f32 + f32::EPSILON, 1e-4 + 5.6e-9];
+        let e = first_excess(&got, &want, |i| allowed(f64::from(want[i]))).expect("the small value is out");
+        assert_eq!(e.index, 1);
+        assert!((e.error - 5.6e-9).abs() < 1e-11);
+        assert_eq!(first_excess(&got[..1], &want[..1], |i| allowed(f64::from(want[i]))), None);
+    }
+
+    #[test]
+    fn a_non_finite_mismatch_exceeds_even_an_infinite_allowance() {
+        let inf = |_| f64::INFINITY;
+        assert!(first_excess(&[f32::INFINITY], &[1.0], inf).is_some());
+        assert!(first_excess(&[f32::NAN], &[1.0], inf).is_some());
+        assert!(first_excess(&[1.0f32], &[f32::NAN], inf).is_some());
+        assert!(first_excess(&[f32::NEG_INFINITY], &[f32::INFINITY], inf).is_some());
+        assert_eq!(first_excess(&[f32::NAN, f32::INFINITY], &[f32::NAN, f32::INFINITY], |_| 0.0), None);
+        assert!(first_excess(&[1.0f32], &[1.0, 2.0], inf).is_some());
+    }
+
+    #[test]
+    fn the_prod_bound_grows_with_the_factors() {
+        assert_eq!(prod_error_bound(4, 1e-3, 4, 0.5), 4e-3);
+        let b = prod_error_bound(4, 1e-3, 4, 2.0);
+        assert!((b - 4e-3 * 2.004f64.powi(3)).abs() < 1e-12, "{b}");
     }
 }

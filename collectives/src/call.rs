@@ -9,11 +9,11 @@ use codec_host::szx::ErrorBound;
 use codec_host::Codec;
 
 use crate::agree::{agree, Signature};
-use crate::codec_port::{executor, HostCodec, PieceCodec};
+use crate::codec_port::{executor, Encoded, HostCodec, PieceCodec};
 use crate::frame::{self, codec_fingerprint, Expect, Header, ANNOUNCE, FAILED, FALLBACK, HEADER_LEN, RAW};
 use crate::transport::{Buf, Comm, Pending};
 use crate::value::{extend_le, finite_range, read_le};
-use crate::{config, Algorithm, CollConfig, CollError, CollOp, CollStats, NodeGroups, ReduceOp, Result, Value};
+use crate::{config, watchdog, Algorithm, CollConfig, CollError, CollOp, CollStats, NodeGroups, ReduceOp, Result, Value};
 
 /// What a call states about itself before the agreement.
 pub(crate) struct Setup<'a> {
@@ -55,6 +55,10 @@ pub(crate) struct Call {
     chunk_bytes: usize,
     pub stats: CollStats,
     fault: Option<CollError>,
+    /// True when no rank compresses anything in this call (known the same on every rank).
+    exact: bool,
+    /// The call's registration with the watchdog (cleared when the call ends).
+    _watch: Option<watchdog::Guard>,
 }
 
 /// Starts a call whose input on this rank is `input`, to run `algorithm`. With `agree`,
@@ -62,12 +66,16 @@ pub(crate) struct Call {
 /// point-to-point), this rank's own argument errors end the call at once.
 pub(crate) fn begin<T: Value>(comm: Comm, mut setup: Setup, algorithm: Algorithm, input: &[T], agree_first: bool) -> Result<Call> {
     let cfg = setup.cfg;
+    let watch = watchdog::enter(|| format!("{} ({algorithm}) on a communicator of {} ranks", setup.op, comm.size)).unwrap_or_else(|e| {
+        setup.local_error.get_or_insert(e);
+        None
+    });
     let local_range = if needs_range(&cfg.codec) { finite_range(input) } else { None };
     let range = if agree_first {
         let sig = Signature {
             fields: vec![
                 ("operation", setup.op as u64),
-                ("algorithm", algorithm as u64),
+                ("algorithm", algorithm_code(algorithm)),
                 ("element type", T::TYPE as u64),
                 ("count", setup.count),
                 ("root", setup.root.map_or(u64::MAX, |r| r as u64)),
@@ -90,7 +98,12 @@ pub(crate) fn begin<T: Value>(comm: Comm, mut setup: Setup, algorithm: Algorithm
     } else {
         local_range
     };
-    let (encoder, abs_error) = resolve_codec(cfg.codec, range);
+    // No piece of a call is larger than the call's size (`Setup::bytes`): below the
+    // threshold nothing is compressed on any rank. With the agreement, a codec resolved
+    // to none (a relative bound on constant data) is none on every rank too.
+    let below_threshold = setup.bytes < cfg.min_bytes_to_compress;
+    let (encoder, abs_error) = if below_threshold { (None, Some(0.0)) } else { resolve_codec(cfg.codec, range) };
+    let exact = below_threshold || (agree_first && encoder.is_none());
     let mut stats = CollStats::new(algorithm);
     stats.abs_error = abs_error;
     Ok(Call {
@@ -105,6 +118,8 @@ pub(crate) fn begin<T: Value>(comm: Comm, mut setup: Setup, algorithm: Algorithm
         chunk_bytes: cfg.pipeline_chunk_bytes,
         stats,
         fault: None,
+        exact,
+        _watch: watch,
     })
 }
 
@@ -149,6 +164,8 @@ impl Call {
         if let Some(e) = self.fault {
             return Err(e);
         }
+        // A call in which no rank compresses moves every value exactly.
+        let k = if self.exact { 0 } else { k };
         self.stats.compressions_per_value = k;
         self.stats.error_bound = if k == 0 {
             Some(0.0)
@@ -179,8 +196,8 @@ impl Call {
         if let Some(codec) = self.encoder.filter(|_| !values.is_empty() && raw_len >= self.min_bytes) {
             self.stats.values_compressed += values.len() as u64;
             match codec.compress(values, out) {
-                Ok(()) => compressed = out.len() - start - HEADER_LEN < raw_len,
-                Err(codec_host::Error::NonFinite { .. }) => {
+                Ok(Encoded::Stream) => compressed = out.len() - start - HEADER_LEN < raw_len,
+                Ok(Encoded::Refused) => {
                     flags |= FALLBACK;
                     self.stats.raw_fallbacks += 1;
                 }
@@ -215,9 +232,10 @@ impl Call {
     }
 
     /// A frame announcing `count` values in `pieces` frames of at most `chunk` values;
-    /// its payload is this call's absolute error bound (f64, NaN for none).
+    /// its payload is this call's absolute error bound (f64, NaN for none) and algorithm
+    /// (u64, its index in [`Algorithm::ALL`]).
     pub fn announce<T: Value>(&self, count: usize, chunk: usize, pieces: usize) -> Vec<u8> {
-        let mut out = Vec::with_capacity(HEADER_LEN + 8);
+        let mut out = Vec::with_capacity(HEADER_LEN + ANNOUNCE_PAYLOAD);
         Header {
             flags: ANNOUNCE | if self.fault.is_some() { FAILED } else { 0 },
             op: self.op,
@@ -225,11 +243,12 @@ impl Call {
             codec: self.fingerprint,
             index: chunk as u32,
             pieces: pieces as u32,
-            payload: 8,
+            payload: ANNOUNCE_PAYLOAD as u32,
             count: count as u64,
         }
         .write(&mut out);
         out.extend_from_slice(&self.stats.abs_error.unwrap_or(f64::NAN).to_le_bytes());
+        out.extend_from_slice(&algorithm_code(self.stats.algorithm).to_le_bytes());
         out
     }
 
@@ -275,6 +294,22 @@ impl Call {
         false
     }
 
+    /// The receive size for a frame of `values` values that `peer` announced as `claimed`
+    /// bytes: no frame is larger than its raw values plus the header (see
+    /// [`Call::frame_into`]), so a larger claim is recorded as a bad message and the
+    /// receive keeps that largest size (MPI then reports the truncation, which aborts).
+    pub fn frame_capacity<T: Value>(&mut self, peer: usize, claimed: u64, values: usize) -> usize {
+        let largest = HEADER_LEN + values * T::SIZE;
+        match usize::try_from(claimed) {
+            Ok(n) if n <= largest => n,
+            _ => {
+                let reason = format!("announced a frame of {claimed} bytes for {values} values (at most {largest})");
+                self.fail(CollError::BadMessage { peer, reason });
+                largest
+            }
+        }
+    }
+
     /// Decodes a bundle of consecutive pieces (as [`Call::frames_of`] made them) into
     /// `out`.
     pub fn decode_pieces<T: Value>(&mut self, peer: usize, bundle: &[u8], out: &mut [T]) {
@@ -305,13 +340,10 @@ impl Call {
         out
     }
 
-    /// Starts sending frames, counting them.
-    pub fn isend(&mut self, dest: usize, tag: i32, buf: impl Into<Buf>) -> Pending {
+    /// Starts sending frames that carry `values` values, counting them.
+    pub fn isend<T: Value>(&mut self, dest: usize, tag: i32, buf: impl Into<Buf>, values: usize) -> Pending {
         let buf = buf.into();
-        self.count_sent(match &buf {
-            Buf::Owned(v) => v,
-            Buf::Shared(r) => r,
-        });
+        self.count_sent::<T>(buf.bytes().len(), values);
         self.comm.isend(dest, tag, buf)
     }
 
@@ -323,29 +355,35 @@ impl Call {
         }
     }
 
-    /// One CPR-P2P exchange: sends `frame` to `dest` while receiving the next frame from
+    /// One CPR-P2P exchange: sends `frame` (bytes, values) to `dest` while receiving the next frame from
     /// `src`, then decodes it into `out`.
-    pub fn exchange<T: Value>(&mut self, dest: usize, src: usize, tag: i32, frame: Vec<u8>, want: &Expect, out: &mut [T]) {
-        let mut tx = self.isend(dest, tag, frame);
+    pub fn exchange<T: Value>(&mut self, dest: usize, src: usize, tag: i32, frame: (Vec<u8>, usize), want: &Expect, out: &mut [T]) {
+        let mut tx = self.isend::<T>(dest, tag, frame.0, frame.1);
         let bytes = self.comm.recv(src, tag);
         self.decode(src, &bytes, want, out);
         tx.wait();
     }
 
-    /// Sends frames and waits, counting them.
-    pub fn send(&mut self, dest: usize, tag: i32, bytes: &[u8]) {
-        self.count_sent(bytes);
+    /// Sends frames that carry `values` values and waits, counting them.
+    pub fn send<T: Value>(&mut self, dest: usize, tag: i32, bytes: &[u8], values: usize) {
+        self.count_sent::<T>(bytes.len(), values);
         self.comm.send(dest, tag, bytes);
     }
 
-    fn count_sent(&mut self, bytes: &[u8]) {
-        self.stats.bytes_sent += bytes.len() as u64;
-        if let Ok(frames) = frame::split_bundle(bytes) {
-            for (h, _) in frames.iter().filter(|(h, _)| h.flags & ANNOUNCE == 0) {
-                self.stats.raw_bytes_sent += h.count * h.elem.size() as u64;
-            }
-        }
+    /// Counts a message of `len` bytes that carries `values` values (which the caller
+    /// knows from its schedule: nothing is parsed again).
+    fn count_sent<T: Value>(&mut self, len: usize, values: usize) {
+        self.stats.bytes_sent += len as u64;
+        self.stats.raw_bytes_sent += (values * T::SIZE) as u64;
     }
+}
+
+/// Bytes of an announcement's payload: the bound (f64) and the algorithm (u64).
+pub(crate) const ANNOUNCE_PAYLOAD: usize = 16;
+
+/// The word that names `algorithm` in the agreement and in announcements.
+pub(crate) fn algorithm_code(algorithm: Algorithm) -> u64 {
+    Algorithm::ALL.iter().position(|&a| a == algorithm).expect("every algorithm is listed") as u64
 }
 
 /// Consecutive ranges of at most `chunk` values covering `range`; an empty range gives
@@ -440,6 +478,20 @@ mod tests {
         let mut c = call(&cfg);
         c.decode_pieces(0, &bundle, &mut out[..24]);
         assert!(c.finish(0, None).is_err());
+    }
+
+    #[test]
+    fn announced_frame_sizes_are_bounded_by_the_values() {
+        let cfg = raw_config();
+        let mut c = call(&cfg);
+        assert_eq!(c.frame_capacity::<f32>(1, 100, 25), 100);
+        assert_eq!(c.frame_capacity::<f32>(1, (HEADER_LEN + 100) as u64, 25), HEADER_LEN + 100);
+        assert!(c.finish(0, None).is_ok());
+        for claim in [(HEADER_LEN + 101) as u64, u64::MAX] {
+            let mut c = call(&cfg);
+            assert_eq!(c.frame_capacity::<f32>(1, claim, 25), HEADER_LEN + 100);
+            assert!(matches!(c.finish(0, None), Err(CollError::BadMessage { peer: 1, .. })));
+        }
     }
 
     #[test]

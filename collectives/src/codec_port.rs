@@ -9,10 +9,21 @@ use codec_host::{Codec, CpuExecutor, Shape};
 
 use crate::Value;
 
+/// What [`PieceCodec::compress`] made of a piece.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Encoded {
+    /// The stream was appended, and it decodes within the codec's promise.
+    Stream,
+    /// The codec cannot keep its promise for these values (NaN or infinity in the input,
+    /// a finite value that would decode as infinity, an error above the ZFP tolerance):
+    /// nothing was appended, the piece must travel raw.
+    Refused,
+}
+
 /// Compression of one piece of a message.
 pub(crate) trait PieceCodec {
-    /// Appends the compressed form of `values` (at least one value) to `out`.
-    fn compress<T: Value>(&self, values: &[T], out: &mut Vec<u8>) -> codec_host::Result<()>;
+    /// Appends the compressed form of `values` (at least one value) to `out`, or refuses.
+    fn compress<T: Value>(&self, values: &[T], out: &mut Vec<u8>) -> codec_host::Result<Encoded>;
     /// Decodes `bytes`, which must hold exactly `out.len()` values of type `T`.
     fn decompress<T: Value>(&self, bytes: &[u8], out: &mut [T]) -> codec_host::Result<()>;
 }
@@ -24,10 +35,19 @@ pub(crate) struct HostCodec {
 }
 
 impl PieceCodec for HostCodec {
-    fn compress<T: Value>(&self, values: &[T], out: &mut Vec<u8>) -> codec_host::Result<()> {
-        let stream = self.codec.compress_with(values, Shape::d1(values.len()), executor())?;
+    fn compress<T: Value>(&self, values: &[T], out: &mut Vec<u8>) -> codec_host::Result<Encoded> {
+        let stream = match self.codec.compress_with(values, Shape::d1(values.len()), executor()) {
+            Ok(stream) => stream,
+            // Values zfp cannot code (non-finite, or so large they may decode to infinity)
+            // travel raw.
+            Err(codec_host::Error::NonFinite { .. } | codec_host::Error::NearOverflow { .. }) => return Ok(Encoded::Refused),
+            Err(e) => return Err(e),
+        };
+        if !self.keeps_promise(values, &stream)? {
+            return Ok(Encoded::Refused);
+        }
         out.extend_from_slice(&stream);
-        Ok(())
+        Ok(Encoded::Stream)
     }
 
     fn decompress<T: Value>(&self, bytes: &[u8], out: &mut [T]) -> codec_host::Result<()> {
@@ -46,6 +66,28 @@ impl PieceCodec for HostCodec {
         }
         codec_host::decompress_into_with(bytes, out, executor())?;
         Ok(())
+    }
+}
+
+impl HostCodec {
+    /// Decodes `stream` and checks it against `values`: every value finite (the input is,
+    /// since ZFP refuses NaN and infinity) and, for ZFP fixed accuracy, within the
+    /// tolerance. ZFP's block floating point keeps neither by construction: values near
+    /// the largest finite one can round up to infinity, and small values in a block with
+    /// large ones lose bits the tolerance asks for. SZx's bound holds by construction and
+    /// keeps non-finite values as they are, so SZx streams are not decoded again.
+    fn keeps_promise<T: Value>(&self, values: &[T], stream: &[u8]) -> codec_host::Result<bool> {
+        let tolerance = match self.codec {
+            Codec::ZfpFixedAccuracy { tolerance } => tolerance,
+            Codec::ZfpFixedRate { .. } => f64::INFINITY,
+            _ => return Ok(true),
+        };
+        let mut decoded = vec![T::default(); values.len()];
+        codec_host::decompress_into_with(stream, &mut decoded, executor())?;
+        Ok(values.iter().zip(&decoded).all(|(x, y)| {
+            let (x, y) = (x.to_f64(), y.to_f64());
+            y.is_finite() && (x - y).abs() <= tolerance
+        }))
     }
 }
 

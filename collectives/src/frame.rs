@@ -6,7 +6,9 @@
 //!  2     1    version (1)
 //!  3     1    flags: 1 RAW (payload = values, little-endian), 2 FAILED (the sender's call
 //!             had failed), 4 FALLBACK (RAW because the codec rejected the values),
-//!             8 ANNOUNCE (header only: a pipelined transfer's total count and pieces)
+//!             8 ANNOUNCE (a point-to-point transfer's announcement: index = chunk
+//!             size, pieces and count of the whole transfer; payload = the sender's
+//!             bound, f64, and algorithm, u64)
 //!  4     1    operation (CollOp index)
 //!  5     1    element type (0 f32, 1 f64)
 //!  6     2    reserved, 0
@@ -34,9 +36,10 @@ const VERSION: u8 = 1;
 pub(crate) const RAW: u8 = 1;
 /// The sender's call had already failed: the payload must not be trusted.
 pub(crate) const FAILED: u8 = 2;
-/// RAW because the codec rejected the values (ZFP and NaN/Inf).
+/// RAW because the codec refused the values (ZFP and NaN/Inf, or a piece that missed
+/// the tolerance or would decode as infinity).
 pub(crate) const FALLBACK: u8 = 4;
-/// Header only: announces a pipelined transfer (`count` values in `pieces` frames).
+/// Announces a point-to-point transfer (`count` values in `pieces` frames).
 pub(crate) const ANNOUNCE: u8 = 8;
 
 /// A decoded frame header.

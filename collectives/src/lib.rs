@@ -27,20 +27,29 @@
 //! [`Algorithm::Auto`], [`config::select`] decides, unless [`ENV_ALGORITHM`] says otherwise.
 //!
 //! # Errors and mismatched calls
-//! Every call except the explicit `mpi` baseline and point-to-point starts with a small
+//! Every collective call, the plain `mpi` baseline included, starts with a small
 //! agreement (one `MPI_Allreduce` of a few words, see `agree`): if the ranks differ in
 //! count, root, element type, codec, operator, algorithm or chunking, or a rank's own
 //! arguments are invalid, every rank returns an error and no data moves. Every compressed
 //! message then carries a header (codec, type, count, position) that the receiver checks;
 //! a rank that finds a bad message keeps running the schedule, so no peer blocks, flags
 //! what it forwards, and returns the error, as do the ranks downstream. Point-to-point
-//! transfers are driven by the sender's announcement, which the receiver accepts or
-//! rejects; a rejected transfer is drained and both sides return the error.
+//! transfers, whatever the algorithm, start with the sender's announcement, which the
+//! receiver accepts or rejects before any data moves; on a rejection both sides return
+//! the error.
+//!
+//! # Aborts
+//! A failed MPI call aborts the job (the crate checks every return code of its own MPI
+//! calls). With [`ENV_TIMEOUT`] set, a call that has not completed in time prints which
+//! rank waits for what and aborts the job.
 //!
 //! # NaN and infinity
 //! SZx keeps NaN and infinity exactly. ZFP rejects them (`Error::NonFinite`): the piece
 //! that holds them is then sent uncompressed, exactly, and counted in
-//! [`CollStats::raw_fallbacks`]. Reductions propagate NaN (see [`ReduceOp`]), so the
+//! [`CollStats::raw_fallbacks`]. The sender decodes every ZFP piece once more and sends
+//! it raw too if a finite value would come back infinite or, in fixed-accuracy mode,
+//! further than the tolerance from the input: so the stated bound holds, and finite input
+//! never comes back infinite. Reductions propagate NaN (see [`ReduceOp`]), so the
 //! result has NaN where MPI's SUM and PROD have it.
 
 mod accuracy;
@@ -56,8 +65,9 @@ mod ops;
 mod stats;
 mod transport;
 mod value;
+mod watchdog;
 
-pub use accuracy::{binomial_depth, compressions_per_value, rounding_slack};
+pub use accuracy::{binomial_depth, compressions_per_value, first_excess, prod_error_bound, value_allowance, Excess};
 pub use codec_host::elementwise::ReduceOp;
 pub use codec_port::ENV_CODEC_THREADS;
 pub use config::{Algorithm, CollConfig, CollOp, NodeGroups, ENV_ALGORITHM};
@@ -66,6 +76,7 @@ pub use ops::CommHandle;
 pub use stats::CollStats;
 pub use transport::TAG_BASE;
 pub use value::Value;
+pub use watchdog::ENV_TIMEOUT;
 
 /// Compressed collectives on an rsmpi communicator (implemented for every intra-
 /// communicator, e.g. `SimpleCommunicator`). All ranks of the communicator call the same
@@ -155,7 +166,35 @@ pub fn abort_job_on_panic() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         default(info);
-        // SAFETY: aborting is valid at any point after MPI_Init; it does not return.
-        unsafe { mpi::ffi::MPI_Abort(mpi::ffi::RSMPI_COMM_WORLD, 101) };
+        // MPI_Abort is valid only between MPI_Init and MPI_Finalize: a panic after
+        // finalising (or before initialising) unwinds as usual.
+        if mpi_is_running() {
+            // SAFETY: MPI is initialised and not finalised; MPI_Abort does not return.
+            unsafe { mpi::ffi::MPI_Abort(mpi::ffi::RSMPI_COMM_WORLD, 101) };
+        }
     }));
+}
+
+/// Sets `MPI_ERRORS_ARE_FATAL` on `MPI_COMM_WORLD` (MPI's default, made explicit): every
+/// failing MPI call on it, or on the communicators derived from it, aborts the job. The
+/// crate checks the return codes of its own MPI calls whatever the handler; the `mpi`
+/// baseline runs the library's collectives through rsmpi, which does not, so a program
+/// that sets `MPI_ERRORS_RETURN` would see their failures only as wrong data. For MPI
+/// programs; call once after initialising MPI.
+pub fn fatal_mpi_errors() {
+    // SAFETY: MPI is initialised (the caller's contract); both handles are predefined.
+    let rc = unsafe { mpi::ffi::MPI_Comm_set_errhandler(mpi::ffi::RSMPI_COMM_WORLD, mpi::ffi::RSMPI_ERRORS_ARE_FATAL) };
+    assert_eq!(rc, mpi::ffi::MPI_SUCCESS as i32, "MPI_Comm_set_errhandler failed");
+}
+
+/// True between `MPI_Init` and `MPI_Finalize`.
+fn mpi_is_running() -> bool {
+    let (mut initialised, mut finalised) = (0, 0);
+    // SAFETY: both queries may be called at any time, even before MPI_Init and after
+    // MPI_Finalize.
+    unsafe {
+        mpi::ffi::MPI_Initialized(&mut initialised);
+        mpi::ffi::MPI_Finalized(&mut finalised);
+    }
+    initialised != 0 && finalised == 0
 }

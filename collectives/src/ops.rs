@@ -9,6 +9,8 @@ use crate::alg::ring::{GatherStyle, StepStyle};
 use crate::alg::{alltoall, baseline, doubling, p2p, ring, tree};
 use crate::blocks::Blocks;
 use crate::call::{begin, Call, Setup};
+use crate::config::MAX_AUTO_CHUNKS;
+use crate::frame::HEADER_LEN;
 use crate::transport::{Comm, TAG_BASE};
 use crate::{Algorithm, CollConfig, CollError, CollOp, CollStats, NodeGroups, ReduceOp, Result, Value};
 
@@ -16,8 +18,8 @@ use crate::{Algorithm, CollConfig, CollError, CollOp, CollStats, NodeGroups, Red
 pub trait CommHandle: Communicator + AsRaw<Raw = MPI_Comm> {}
 impl<C: Communicator + AsRaw<Raw = MPI_Comm>> CommHandle for C {}
 
-/// Bytes a call may move in one message: MPI counts are C ints (headers need room too).
-const MAX_MESSAGE_BYTES: usize = i32::MAX as usize - (1 << 20);
+/// Bytes one message may hold: MPI counts are C ints.
+const MAX_MESSAGE_BYTES: usize = i32::MAX as usize;
 
 fn invalid(msg: String) -> Option<CollError> {
     Some(CollError::InvalidArgument(msg))
@@ -28,21 +30,42 @@ fn first_error(checks: impl IntoIterator<Item = (bool, String)>) -> Option<CollE
     checks.into_iter().find(|(ok, _)| !ok).and_then(|(_, msg)| invalid(msg))
 }
 
+/// Groups of `g` ranks need 1 <= g <= i32::MAX (ranks are C ints: a larger `g` would
+/// truncate when the group colour is computed).
+fn node_groups_check(groups: NodeGroups) -> (bool, String) {
+    let ok = match groups {
+        NodeGroups::SharedMemory => true,
+        NodeGroups::Blocks(g) => (1..=i32::MAX as usize).contains(&g),
+    };
+    (ok, format!("node groups {groups:?}: a group holds 1 to {} ranks", i32::MAX))
+}
+
 fn root_check(root: usize, p: usize) -> (bool, String) {
     (root < p, format!("root {root} outside a communicator of {p} ranks"))
 }
 
-fn size_check<T: Value>(values: usize) -> (bool, String) {
-    let ok = values.checked_mul(T::SIZE).is_some_and(|b| b <= MAX_MESSAGE_BYTES);
-    (ok, format!("{values} values exceed what one MPI message can carry"))
+/// The largest message a call over `values` values on `ranks` ranks can send: the
+/// values (a compressed frame is never larger than the raw one, see `Call::frame_into`)
+/// plus a frame header per piece. A message holds at most every piece of the vector:
+/// one per pipeline chunk and one more per rank's block (blocks cut chunks short).
+fn max_message_bytes(values: usize, elem_size: usize, chunk_bytes: usize, ranks: usize) -> Option<usize> {
+    let chunks = if chunk_bytes > 0 { values.div_ceil((chunk_bytes / elem_size).max(1)) } else { MAX_AUTO_CHUNKS };
+    let headers = chunks.checked_add(ranks)?.checked_add(1)?.checked_mul(HEADER_LEN)?;
+    values.checked_mul(elem_size)?.checked_add(headers)
 }
 
-/// Starts a call: resolves the algorithm and, unless the caller asked for the plain MPI
-/// baseline, agrees with the other ranks.
+fn size_check<T: Value>(values: usize, cfg: &CollConfig, ranks: usize) -> (bool, String) {
+    let ok = max_message_bytes(values, T::SIZE, cfg.pipeline_chunk_bytes, ranks).is_some_and(|b| b <= MAX_MESSAGE_BYTES);
+    (ok, format!("{values} values (with their frame headers) exceed what one MPI message can carry"))
+}
+
+/// Starts a collective call: resolves the algorithm and agrees with the other ranks. The
+/// plain MPI baseline agrees too: a rank running it beside ranks running another
+/// algorithm would post other messages than they and hang, and sizes that differ
+/// between ranks can make the automatic selection differ.
 fn start<T: Value>(comm: Comm, mut setup: Setup, input: &[T]) -> Result<(Call, Algorithm)> {
     let algorithm = setup.algorithm(comm.size);
-    let agree = setup.cfg.algorithm != Algorithm::Mpi;
-    Ok((begin(comm, setup, algorithm, input, agree)?, algorithm))
+    Ok((begin(comm, setup, algorithm, input, true)?, algorithm))
 }
 
 /// Allreduce; with `send` None, `buf` is the input too (in place).
@@ -57,7 +80,8 @@ pub(crate) fn allreduce<C: CommHandle, T: Value>(
     let n = buf.len();
     let local_error = first_error([
         (send.is_none_or(|s| s.len() == n), format!("send holds {} values, recv {n}", send.map_or(0, <[T]>::len))),
-        size_check::<T>(n),
+        size_check::<T>(n, cfg, c.size),
+        node_groups_check(cfg.node_groups),
     ]);
     let setup = Setup {
         op: CollOp::Allreduce,
@@ -118,8 +142,9 @@ fn hierarchical<C: CommHandle, T: Value>(comm: &C, call: &mut Call, buf: &mut [T
     let rank = comm.rank();
     let node = match cfg.node_groups {
         NodeGroups::SharedMemory => comm.split_shared(rank),
+        // 1 <= g <= i32::MAX (`node_groups_check`), so the conversion is exact.
         NodeGroups::Blocks(g) => comm
-            .split_by_color_with_key(Color::with_value(rank / g.max(1) as i32), rank)
+            .split_by_color_with_key(Color::with_value(rank / g as i32), rank)
             .expect("a defined color always yields a communicator"),
     };
     let is_leader = node.rank() == 0;
@@ -168,7 +193,7 @@ pub(crate) fn reduce_scatter<C: CommHandle, T: Value>(
         (counts.len() == c.size, format!("{} counts for {} ranks", counts.len(), c.size)),
         (send.len() == total, format!("send holds {} values, the counts add up to {total}", send.len())),
         (recv.len() == mine, format!("recv holds {} values, this rank's count is {mine}", recv.len())),
-        size_check::<T>(total),
+        size_check::<T>(total, cfg, c.size),
     ]);
     let setup = Setup {
         op: CollOp::ReduceScatter,
@@ -210,7 +235,7 @@ pub(crate) fn reduce<C: CommHandle, T: Value>(
     let local_error = first_error([
         root_check(root, c.size),
         (c.rank != root || recv.len() == n, format!("root's recv holds {} values, send {n}", recv.len())),
-        size_check::<T>(n),
+        size_check::<T>(n, cfg, c.size),
     ]);
     let setup = Setup { op: CollOp::Reduce, cfg, bytes: n * T::SIZE, count: n as u64, root: Some(root), reduce: Some(op), local_error };
     let (mut call, algorithm) = start(c, setup, send)?;
@@ -235,7 +260,7 @@ pub(crate) fn reduce<C: CommHandle, T: Value>(
 pub(crate) fn bcast<C: CommHandle, T: Value>(comm: &C, buf: &mut [T], root: usize, cfg: &CollConfig) -> Result<CollStats> {
     let c = Comm::of(comm);
     let n = buf.len();
-    let local_error = first_error([root_check(root, c.size), size_check::<T>(n)]);
+    let local_error = first_error([root_check(root, c.size), size_check::<T>(n, cfg, c.size)]);
     let setup = Setup { op: CollOp::Bcast, cfg, bytes: n * T::SIZE, count: n as u64, root: Some(root), reduce: None, local_error };
     let input: &[T] = if c.rank == root { &*buf } else { &[] };
     let (mut call, algorithm) = start(c, setup, input)?;
@@ -263,7 +288,7 @@ pub(crate) fn scatter<C: CommHandle, T: Value>(comm: &C, send: &[T], recv: &mut 
     let local_error = first_error([
         root_check(root, c.size),
         (c.rank != root || send.len() == n * c.size, format!("root's send holds {} values, not {} x {n}", send.len(), c.size)),
-        size_check::<T>(n * c.size),
+        size_check::<T>(n.saturating_mul(c.size), cfg, c.size),
     ]);
     let setup = Setup { op: CollOp::Scatter, cfg, bytes: n * T::SIZE, count: n as u64, root: Some(root), reduce: None, local_error };
     let input: &[T] = if c.rank == root { send } else { &[] };
@@ -289,7 +314,7 @@ pub(crate) fn gather<C: CommHandle, T: Value>(comm: &C, send: &[T], recv: &mut [
     let local_error = first_error([
         root_check(root, c.size),
         (c.rank != root || recv.len() == n * c.size, format!("root's recv holds {} values, not {} x {n}", recv.len(), c.size)),
-        size_check::<T>(n * c.size),
+        size_check::<T>(n.saturating_mul(c.size), cfg, c.size),
     ]);
     let setup = Setup { op: CollOp::Gather, cfg, bytes: n * T::SIZE, count: n as u64, root: Some(root), reduce: None, local_error };
     let (mut call, algorithm) = start(c, setup, send)?;
@@ -313,7 +338,7 @@ pub(crate) fn allgather<C: CommHandle, T: Value>(comm: &C, send: Option<&[T]>, b
     let n = send.map_or(buf.len() / c.size, <[T]>::len);
     let local_error = first_error([
         (buf.len() == n * c.size, format!("recv holds {} values, not {} x {n}", buf.len(), c.size)),
-        size_check::<T>(n * c.size),
+        size_check::<T>(n.saturating_mul(c.size), cfg, c.size),
     ]);
     let setup = Setup { op: CollOp::Allgather, cfg, bytes: n * T::SIZE, count: n as u64, root: None, reduce: None, local_error };
     let blocks = uniform(n, c.size);
@@ -346,7 +371,7 @@ pub(crate) fn alltoall<C: CommHandle, T: Value>(comm: &C, send: &[T], recv: &mut
     let local_error = first_error([
         (send.len() == n * c.size, format!("send holds {} values, not a multiple of {} ranks", send.len(), c.size)),
         (recv.len() == send.len(), format!("recv holds {} values, send {}", recv.len(), send.len())),
-        size_check::<T>(send.len()),
+        size_check::<T>(send.len(), cfg, c.size),
     ]);
     let setup = Setup { op: CollOp::Alltoall, cfg, bytes: n * T::SIZE, count: n as u64, root: None, reduce: None, local_error };
     let (mut call, algorithm) = start(c, setup, send)?;
@@ -365,28 +390,27 @@ pub(crate) fn alltoall<C: CommHandle, T: Value>(comm: &C, send: &[T], recv: &mut
 fn p2p_setup<'a, T: Value>(c: Comm, peer: usize, tag: i32, n: usize, cfg: &'a CollConfig) -> Setup<'a> {
     let local_error = first_error([
         (peer < c.size && peer != c.rank, format!("peer {peer} is not another rank of {} ranks", c.size)),
-        (cfg.algorithm == Algorithm::Mpi || (0..TAG_BASE).contains(&tag), format!("tag {tag} outside 0..{TAG_BASE}")),
-        size_check::<T>(n),
+        ((0..TAG_BASE).contains(&tag), format!("tag {tag} outside 0..{TAG_BASE}")),
+        size_check::<T>(n, cfg, 1),
     ]);
     Setup { op: CollOp::P2p, cfg, bytes: n * T::SIZE, count: n as u64, root: None, reduce: None, local_error }
 }
 
-/// Point-to-point send (pipelined with `c-coll`).
+/// Point-to-point send: the handshake of `p2p`, then the frames (pipelined with
+/// `c-coll`) or the library's send.
 pub(crate) fn send<C: CommHandle, T: Value>(comm: &C, dest: usize, data: &[T], tag: i32, cfg: &CollConfig) -> Result<CollStats> {
     let c = Comm::of(comm);
     let mut setup = p2p_setup::<T>(c, dest, tag, data.len(), cfg);
     let algorithm = setup.algorithm(c.size);
     let mut call = begin(c, setup, algorithm, data, false)?;
-    match algorithm {
-        Algorithm::CColl => {
-            let chunk = call.chunk_values::<T>(data.len());
-            p2p::send(&mut call, dest, tag, data, chunk);
-        }
-        Algorithm::CprP2p => p2p::send(&mut call, dest, tag, data, data.len().max(1)),
-        _ => {
-            baseline::send(comm, dest, data, tag);
-            call.count_uncompressed::<T>(data.len());
-        }
+    let chunk = match algorithm {
+        Algorithm::CColl => Some(call.chunk_values::<T>(data.len())),
+        Algorithm::CprP2p => Some(data.len().max(1)),
+        _ => None,
+    };
+    if p2p::send(&mut call, dest, tag, data, chunk) && chunk.is_none() {
+        baseline::send(comm, dest, data, tag);
+        call.count_uncompressed::<T>(data.len());
     }
     call.finish(compressions_per_value(CollOp::P2p, algorithm, c.size), None)
 }
@@ -397,9 +421,10 @@ pub(crate) fn recv<C: CommHandle, T: Value>(comm: &C, src: usize, buf: &mut [T],
     let mut setup = p2p_setup::<T>(c, src, tag, buf.len(), cfg);
     let algorithm = setup.algorithm(c.size);
     let mut call = begin(c, setup, algorithm, &[] as &[T], false)?;
-    match algorithm {
-        Algorithm::CColl | Algorithm::CprP2p => p2p::recv(&mut call, src, tag, buf),
-        _ => {
+    if let Some(chunk) = p2p::accept::<T>(&mut call, src, tag, buf.len()) {
+        if algorithm.compresses() {
+            p2p::recv_frames(&mut call, src, tag, buf, chunk);
+        } else {
             let got = baseline::recv(comm, src, buf, tag);
             if got != buf.len() {
                 let (a, b) = (buf.len() as u64, got as u64);
@@ -408,4 +433,35 @@ pub(crate) fn recv<C: CommHandle, T: Value>(comm: &C, src: usize, buf: &mut [T],
         }
     }
     call.finish(compressions_per_value(CollOp::P2p, algorithm, c.size), None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn message_sizes_count_the_frame_headers() {
+        // 100 M f32 (400 MB) is far below the count limit, but in 4-byte chunks its frame
+        // headers take 3.2 GB: refused before anything is sent (it used to panic in the
+        // transport when the bundle was handed to MPI).
+        let tiny_chunks = max_message_bytes(100_000_000, 4, 4, 4).unwrap();
+        assert_eq!(tiny_chunks, 400_000_000 + (100_000_000 + 5) * HEADER_LEN);
+        assert!(tiny_chunks > MAX_MESSAGE_BYTES);
+        // Just under the limit with automatic chunks: the headers push it over.
+        let values = (MAX_MESSAGE_BYTES - 4 * HEADER_LEN) / 4;
+        assert!(values * 4 <= MAX_MESSAGE_BYTES);
+        assert!(max_message_bytes(values, 4, 0, 4).unwrap() > MAX_MESSAGE_BYTES);
+        let fits = (MAX_MESSAGE_BYTES - (MAX_AUTO_CHUNKS + 5) * HEADER_LEN) / 4;
+        assert!(max_message_bytes(fits, 4, 0, 4).unwrap() <= MAX_MESSAGE_BYTES);
+        assert_eq!(max_message_bytes(usize::MAX / 2, 4, 0, 4), None);
+    }
+
+    #[test]
+    fn node_groups_must_fit_a_rank_number() {
+        assert!(node_groups_check(NodeGroups::SharedMemory).0);
+        assert!(node_groups_check(NodeGroups::Blocks(1)).0);
+        assert!(node_groups_check(NodeGroups::Blocks(i32::MAX as usize)).0);
+        assert!(!node_groups_check(NodeGroups::Blocks(0)).0);
+        assert!(!node_groups_check(NodeGroups::Blocks(1 << 31)).0);
+    }
 }

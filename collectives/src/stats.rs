@@ -15,6 +15,8 @@ pub struct CollStats {
     pub raw_bytes_sent: u64,
     /// Compressions on the path of the most-compressed value of the result: the result's
     /// error is at most this times the per-compression bound (see `docs/collectives.md`).
+    /// 0 when no rank compresses anything in the call (it is below the compression
+    /// threshold, or a relative bound meets a value range of zero).
     pub compressions_per_value: u32,
     /// The absolute error bound of one compression (`None`: the codec gives none, as
     /// ZFP fixed-rate; `Some(0)`: the call sent every value uncompressed).

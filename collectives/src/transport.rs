@@ -5,6 +5,11 @@
 //! algorithms keep a changing set of requests whose buffers are created on the fly, so
 //! this module owns each buffer inside its request instead. All `unsafe` MPI calls of
 //! the crate's algorithms are here.
+//!
+//! Every MPI return code is checked: a failure aborts the job with a message
+//! ([`checked`]), whatever error handler the caller's communicator has (with the default,
+//! `MPI_ERRORS_ARE_FATAL`, the library aborts before returning). Statuses are read only
+//! after a call that succeeded.
 
 use std::mem::MaybeUninit;
 use std::os::raw::c_int;
@@ -14,6 +19,8 @@ use mpi::datatype::Equivalence;
 use mpi::ffi;
 use mpi::raw::AsRaw;
 use mpi::topology::Communicator;
+
+use crate::watchdog;
 
 /// Message tags of the collectives. They stay below 32768, the smallest `MPI_TAG_UB` the
 /// standard allows; user tags of [`crate::CompressedCollectives::c_send`] must be below
@@ -36,8 +43,33 @@ pub(crate) struct Comm {
 }
 
 fn count(len: usize) -> c_int {
-    // Call-level argument checks keep every message below the MPI count limit.
+    // `ops::size_check` bounds every message of a call, frame headers included, by the
+    // MPI count limit before anything is sent, so this cannot fail.
     c_int::try_from(len).expect("message longer than MPI's count limit")
+}
+
+/// Aborts the job if an MPI call failed: the request, status or buffer it should have
+/// filled cannot be trusted, and the peers' schedule cannot be finished.
+fn checked(rc: c_int, what: &str) {
+    if rc != ffi::MPI_SUCCESS as c_int {
+        eprintln!("collectives: {what} failed with MPI error code {rc}; aborting the job");
+        // SAFETY: MPI is initialised (a call just returned); MPI_Abort does not return.
+        unsafe { ffi::MPI_Abort(ffi::RSMPI_COMM_WORLD, 1) };
+    }
+}
+
+/// The step of a schedule a tag belongs to (for the watchdog's report).
+fn step_of(tag: i32) -> &'static str {
+    match tag {
+        TAG_RING => "ring reduce-scatter step",
+        TAG_GATHER_RING => "ring allgather step",
+        TAG_TREE => "binomial tree step",
+        TAG_ALLTOALL => "alltoall exchange",
+        TAG_FOLD => "recursive doubling fold",
+        TAG_DOUBLING => "recursive doubling exchange",
+        TAG_P2P_ACK => "point-to-point acceptance",
+        _ => "point-to-point transfer",
+    }
 }
 
 fn byte_type() -> ffi::MPI_Datatype {
@@ -48,11 +80,14 @@ fn u64_type() -> ffi::MPI_Datatype {
     u64::equivalent_datatype().as_raw()
 }
 
+/// Bytes a completed receive got. `MPI_Get_count` answers `MPI_UNDEFINED` only for a
+/// length that is not a whole number of elements, impossible for bytes; it would read as
+/// an empty message, which every receiver rejects as a bad frame.
 fn received_len(status: &ffi::MPI_Status) -> usize {
     let mut n: c_int = 0;
     // SAFETY: `status` was filled by a completed receive.
-    unsafe { ffi::MPI_Get_count(status, byte_type(), &mut n) };
-    n as usize
+    checked(unsafe { ffi::MPI_Get_count(status, byte_type(), &mut n) }, "MPI_Get_count");
+    usize::try_from(n).unwrap_or(0)
 }
 
 impl Comm {
@@ -75,19 +110,24 @@ impl Comm {
 
     /// Sends `bytes` and waits until the buffer may be reused.
     pub fn send(&self, dest: usize, tag: i32, bytes: &[u8]) {
+        watchdog::waiting(|| format!("rank {dest} to take a message ({})", step_of(tag)));
         // SAFETY: the buffer is valid for `bytes.len()` bytes for the whole call.
-        unsafe { ffi::MPI_Send(bytes.as_ptr().cast(), count(bytes.len()), byte_type(), dest as c_int, tag, self.raw) };
+        let rc = unsafe { ffi::MPI_Send(bytes.as_ptr().cast(), count(bytes.len()), byte_type(), dest as c_int, tag, self.raw) };
+        checked(rc, "MPI_Send");
     }
 
     /// Receives the next message from `src` with `tag`, whatever its length.
     pub fn recv(&self, src: usize, tag: i32) -> Vec<u8> {
         let mut msg = MaybeUninit::<ffi::MPI_Message>::uninit();
         let mut status = MaybeUninit::<ffi::MPI_Status>::uninit();
-        // SAFETY: Mprobe fills `msg` and `status`; Mrecv writes at most the probed length.
+        watchdog::waiting(|| format!("a message from rank {src} ({})", step_of(tag)));
+        // SAFETY: Mprobe fills `msg` and `status` when it succeeds; Mrecv writes at most
+        // the probed length, which is a message that exists, not a peer's claim.
         unsafe {
-            ffi::MPI_Mprobe(src as c_int, tag, self.raw, msg.as_mut_ptr(), status.as_mut_ptr());
+            checked(ffi::MPI_Mprobe(src as c_int, tag, self.raw, msg.as_mut_ptr(), status.as_mut_ptr()), "MPI_Mprobe");
             let mut buf = vec![0u8; received_len(status.assume_init_ref())];
-            ffi::MPI_Mrecv(buf.as_mut_ptr().cast(), count(buf.len()), byte_type(), msg.as_mut_ptr(), status.as_mut_ptr());
+            let rc = ffi::MPI_Mrecv(buf.as_mut_ptr().cast(), count(buf.len()), byte_type(), msg.as_mut_ptr(), status.as_mut_ptr());
+            checked(rc, "MPI_Mrecv");
             buf
         }
     }
@@ -99,8 +139,9 @@ impl Comm {
         let bytes = buf.bytes();
         // SAFETY: the heap buffer lives in the returned request until the send completes
         // (or forever, if the request is dropped early).
-        unsafe { ffi::MPI_Isend(bytes.as_ptr().cast(), count(bytes.len()), byte_type(), dest as c_int, tag, self.raw, &mut req) };
-        Pending { req, buf, received: None, consumed: false }
+        let rc = unsafe { ffi::MPI_Isend(bytes.as_ptr().cast(), count(bytes.len()), byte_type(), dest as c_int, tag, self.raw, &mut req) };
+        checked(rc, "MPI_Isend");
+        Pending { req, buf, received: None, consumed: false, what: (false, dest, tag) }
     }
 
     /// Starts receiving a message of at most `capacity` bytes from `src`.
@@ -108,15 +149,17 @@ impl Comm {
         let mut vec = vec![0u8; capacity];
         let mut req = null_request();
         // SAFETY: as for `isend`; the buffer is written only by MPI until completion.
-        unsafe { ffi::MPI_Irecv(vec.as_mut_ptr().cast(), count(capacity), byte_type(), src as c_int, tag, self.raw, &mut req) };
-        Pending { req, buf: Buf::Owned(vec), received: None, consumed: false }
+        let rc = unsafe { ffi::MPI_Irecv(vec.as_mut_ptr().cast(), count(capacity), byte_type(), src as c_int, tag, self.raw, &mut req) };
+        checked(rc, "MPI_Irecv");
+        Pending { req, buf: Buf::Owned(vec), received: None, consumed: false, what: (true, src, tag) }
     }
 
     /// Element-wise minimum of `words` over all ranks, in place.
     pub fn allreduce_min_u64(&self, words: &mut [u64]) {
         let send = words.to_vec();
+        watchdog::waiting(|| format!("every rank of {} to join the call agreement (MPI_Allreduce)", self.size));
         // SAFETY: both buffers hold `words.len()` u64.
-        unsafe {
+        let rc = unsafe {
             ffi::MPI_Allreduce(
                 send.as_ptr().cast(),
                 words.as_mut_ptr().cast(),
@@ -126,13 +169,16 @@ impl Comm {
                 self.raw,
             )
         };
+        checked(rc, "MPI_Allreduce");
     }
 
     /// Every rank's `value`, by rank.
     pub fn allgather_u64(&self, value: u64) -> Vec<u64> {
         let mut all = vec![0u64; self.size];
+        watchdog::waiting(|| format!("every rank of {} to exchange message sizes (MPI_Allgather)", self.size));
         // SAFETY: one u64 sent, `size` received.
-        unsafe { ffi::MPI_Allgather((&value as *const u64).cast(), 1, u64_type(), all.as_mut_ptr().cast(), 1, u64_type(), self.raw) };
+        let rc = unsafe { ffi::MPI_Allgather((&value as *const u64).cast(), 1, u64_type(), all.as_mut_ptr().cast(), 1, u64_type(), self.raw) };
+        checked(rc, "MPI_Allgather");
         all
     }
 
@@ -140,8 +186,10 @@ impl Comm {
     pub fn alltoall_u64(&self, send: &[u64]) -> Vec<u64> {
         assert_eq!(send.len(), self.size);
         let mut recv = vec![0u64; self.size];
+        watchdog::waiting(|| format!("every rank of {} to exchange message sizes (MPI_Alltoall)", self.size));
         // SAFETY: `size` u64 on both sides.
-        unsafe { ffi::MPI_Alltoall(send.as_ptr().cast(), 1, u64_type(), recv.as_mut_ptr().cast(), 1, u64_type(), self.raw) };
+        let rc = unsafe { ffi::MPI_Alltoall(send.as_ptr().cast(), 1, u64_type(), recv.as_mut_ptr().cast(), 1, u64_type(), self.raw) };
+        checked(rc, "MPI_Alltoall");
         recv
     }
 }
@@ -158,7 +206,7 @@ pub(crate) enum Buf {
 }
 
 impl Buf {
-    fn bytes(&self) -> &[u8] {
+    pub fn bytes(&self) -> &[u8] {
         match self {
             Buf::Owned(v) => v,
             Buf::Shared(r) => r,
@@ -185,6 +233,8 @@ pub(crate) struct Pending {
     /// Bytes received, once a receive completes.
     received: Option<usize>,
     consumed: bool,
+    /// (a receive?, peer, tag), for the watchdog's report.
+    what: (bool, usize, i32),
 }
 
 impl Pending {
@@ -196,10 +246,10 @@ impl Pending {
         let mut flag: c_int = 0;
         let mut status = MaybeUninit::<ffi::MPI_Status>::uninit();
         // SAFETY: `req` is an active request of this process.
-        unsafe { ffi::MPI_Test(&mut self.req, &mut flag, status.as_mut_ptr()) };
+        checked(unsafe { ffi::MPI_Test(&mut self.req, &mut flag, status.as_mut_ptr()) }, "MPI_Test");
         if flag != 0 {
             // SAFETY: a completed test fills the status.
-            self.received = Some(received_len(unsafe { status.assume_init_ref() }));
+            self.received = Some(self.completed_len(unsafe { status.assume_init_ref() }));
         }
         flag != 0
     }
@@ -208,14 +258,35 @@ impl Pending {
     pub fn wait(&mut self) {
         if !self.done() {
             let mut status = MaybeUninit::<ffi::MPI_Status>::uninit();
+            watchdog::waiting(|| self.describe());
             // SAFETY: as for `test`.
-            unsafe { ffi::MPI_Wait(&mut self.req, status.as_mut_ptr()) };
-            self.received = Some(received_len(unsafe { status.assume_init_ref() }));
+            checked(unsafe { ffi::MPI_Wait(&mut self.req, status.as_mut_ptr()) }, "MPI_Wait");
+            // SAFETY: a successful wait fills the status.
+            self.received = Some(self.completed_len(unsafe { status.assume_init_ref() }));
         }
     }
 
     fn done(&self) -> bool {
         self.req == null_request()
+    }
+
+    /// Bytes received, from the status of the completed request (0 for a send, whose
+    /// status carries no count).
+    fn completed_len(&self, status: &ffi::MPI_Status) -> usize {
+        if self.what.0 {
+            received_len(status)
+        } else {
+            0
+        }
+    }
+
+    fn describe(&self) -> String {
+        let (receive, peer, tag) = self.what;
+        if receive {
+            format!("a message from rank {peer} ({})", step_of(tag))
+        } else {
+            format!("rank {peer} to take a message ({})", step_of(tag))
+        }
     }
 
     /// The bytes a receive got (waits for it first); leaves the request consumed.
@@ -243,7 +314,8 @@ impl Drop for Pending {
         if !self.done() {
             // Dropped while MPI may still touch the buffer (only on a panic path): let the
             // request finish on its own and leak the buffer rather than free it under MPI.
-            // SAFETY: `req` is active; freeing it is allowed, the buffer stays valid.
+            // SAFETY: `req` is active; freeing it is allowed, the buffer stays valid. The
+            // return code is not checked: this runs while a panic unwinds.
             unsafe { ffi::MPI_Request_free(&mut self.req) };
             std::mem::forget(std::mem::replace(&mut self.buf, Buf::Owned(Vec::new())));
         }
@@ -268,14 +340,18 @@ pub(crate) fn wait_any(reqs: &mut [Pending]) -> Option<usize> {
     let mut raw: Vec<ffi::MPI_Request> = reqs.iter().map(|p| p.req).collect();
     let mut index: c_int = 0;
     let mut status = MaybeUninit::<ffi::MPI_Status>::uninit();
+    if let Some(first) = reqs.iter().find(|p| !p.done()) {
+        watchdog::waiting(|| format!("any of {} transfers, the first {}", reqs.iter().filter(|p| !p.done()).count(), first.describe()));
+    }
     // SAFETY: `raw` holds active or null requests of this process.
-    unsafe { ffi::MPI_Waitany(count(raw.len()), raw.as_mut_ptr(), &mut index, status.as_mut_ptr()) };
+    let rc = unsafe { ffi::MPI_Waitany(count(raw.len()), raw.as_mut_ptr(), &mut index, status.as_mut_ptr()) };
+    checked(rc, "MPI_Waitany");
     if index == ffi::MPI_UNDEFINED || index < 0 {
         return None;
     }
     let i = index as usize;
     reqs[i].req = raw[i];
     // SAFETY: Waitany filled the status of the completed request.
-    reqs[i].received = Some(received_len(unsafe { status.assume_init_ref() }));
+    reqs[i].received = Some(reqs[i].completed_len(unsafe { status.assume_init_ref() }));
     Some(i)
 }

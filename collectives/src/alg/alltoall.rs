@@ -19,7 +19,7 @@ pub(crate) fn alltoall<T: Value>(call: &mut Call, send: &[T], recv: &mut [T], bl
             let (dest, src) = (call.comm.peer(i as isize), call.comm.peer(-(i as isize)));
             let frame = call.frame(&send[blocks.range(dest)], me, p);
             let want = call.expect::<T>(Some(src), Some(p), blocks.len(src));
-            call.exchange(dest, src, TAG_ALLTOALL, frame, &want, &mut recv[blocks.range(src)]);
+            call.exchange(dest, src, TAG_ALLTOALL, (frame, blocks.len(dest)), &want, &mut recv[blocks.range(src)]);
         }
         return;
     }
@@ -29,12 +29,18 @@ pub(crate) fn alltoall<T: Value>(call: &mut Call, send: &[T], recv: &mut [T], bl
     let sizes: Vec<u64> = frames.iter().map(|f| f.len() as u64).collect();
     let incoming = call.comm.alltoall_u64(&sizes);
     let sources: Vec<usize> = (1..p).map(|i| call.comm.peer(-(i as isize))).collect();
-    let mut recvs: Vec<_> = sources.iter().map(|&s| call.comm.irecv(s, TAG_ALLTOALL, incoming[s] as usize)).collect();
+    let mut recvs: Vec<_> = sources
+        .iter()
+        .map(|&s| {
+            let capacity = call.frame_capacity::<T>(s, incoming[s], blocks.len(s));
+            call.comm.irecv(s, TAG_ALLTOALL, capacity)
+        })
+        .collect();
     let mut sends: Vec<_> = (1..p)
         .map(|i| {
             let dest = call.comm.peer(i as isize);
             let frame = std::mem::take(&mut frames[dest]);
-            call.isend(dest, TAG_ALLTOALL, frame)
+            call.isend::<T>(dest, TAG_ALLTOALL, frame, blocks.len(dest))
         })
         .collect();
     while let Some(j) = wait_any(&mut recvs) {

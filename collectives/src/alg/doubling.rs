@@ -22,7 +22,7 @@ pub(crate) fn allreduce<T: Value>(call: &mut Call, buf: &mut [T], op: ReduceOp) 
     let virtual_rank = if rank < 2 * rem {
         if rank % 2 == 0 {
             let frame = call.frame(buf, rank, 1);
-            call.send(rank + 1, TAG_FOLD, &frame);
+            call.send::<T>(rank + 1, TAG_FOLD, &frame, buf.len());
             None
         } else {
             let bytes = call.comm.recv(rank - 1, TAG_FOLD);
@@ -41,7 +41,7 @@ pub(crate) fn allreduce<T: Value>(call: &mut Call, buf: &mut [T], op: ReduceOp) 
             // Post the receive before compressing, so the partner's data can land meanwhile.
             let mut rx = call.comm.irecv(partner, TAG_DOUBLING, HEADER_LEN + buf.len() * T::SIZE);
             let frame = call.frame(buf, rank, 1);
-            let mut tx = call.isend(partner, TAG_DOUBLING, frame);
+            let mut tx = call.isend::<T>(partner, TAG_DOUBLING, frame, buf.len());
             let bytes = rx.take_bytes();
             absorb(call, partner, &bytes, buf, &mut scratch, op);
             tx.wait();
@@ -53,7 +53,7 @@ pub(crate) fn allreduce<T: Value>(call: &mut Call, buf: &mut [T], op: ReduceOp) 
     if rank < 2 * rem {
         if rank % 2 == 1 {
             let frame = call.frame(buf, rank, 1);
-            call.send(rank - 1, TAG_FOLD, &frame);
+            call.send::<T>(rank - 1, TAG_FOLD, &frame, buf.len());
         } else {
             let bytes = call.comm.recv(rank + 1, TAG_FOLD);
             let want = call.expect::<T>(Some(rank + 1), Some(1), buf.len());

@@ -1,97 +1,143 @@
-//! Pipelined compressed point-to-point send and receive.
+//! Point-to-point send and receive, for every algorithm.
 //!
-//! The sender announces the transfer (count, chunk size, number of chunks) in a
-//! header-only frame, then compresses chunk by chunk, starting each chunk's send as soon
-//! as it is compressed (so compressing chunk k + 1 overlaps sending chunk k). The
-//! receiver checks the announcement against its buffer, answers accept or reject, posts
-//! a receive per announced chunk and decompresses each chunk as it arrives (so chunk k
-//! decodes while k + 1 is in flight). Because the receiver follows the sender's
-//! announcement, a rejected transfer is still drained: neither side blocks, and both
-//! report the mismatch.
+//! The sender announces the transfer in a header-only frame (count, element type, codec,
+//! algorithm, chunk size, number of chunks). The receiver checks the announcement against
+//! its own call, its buffer length first, and answers accept or reject; nothing else moves
+//! until it has accepted, so a rejected transfer leaves no message behind and every
+//! receive is sized from the receiver's own buffer. While the answer is on its way, a
+//! compressing sender already compresses its first chunks (queued, sent once accepted);
+//! after that it starts each chunk's send as soon as the chunk is compressed, and the
+//! receiver decompresses each chunk while the next is in flight. The plain `mpi` baseline
+//! runs the same handshake before its one `MPI_Send`/`MPI_Recv`, so ranks that chose
+//! different algorithms (or counts) both fail instead of misreading each other.
 
-use crate::call::{pieces, Call};
+use crate::call::{algorithm_code, pieces, Call, ANNOUNCE_PAYLOAD};
 use crate::frame::{Header, ANNOUNCE, HEADER_LEN};
 use crate::transport::{test_all, wait_all, wait_any, TAG_P2P_ACK};
 use crate::{CollError, Value};
 
-/// Reasons a receiver rejects an announced transfer, as sent back to the sender.
-const REJECT_FIELDS: [&str; 4] = ["", "count", "element type", "codec"];
+/// Reasons a receiver rejects an announced transfer; the reply's code indexes this.
+const REJECT_FIELDS: [&str; 6] = ["", "count", "element type", "codec", "algorithm", "pipeline chunking"];
+/// The reply: the code, then the receiver's own value of the rejected field (u64 each).
+const REPLY_LEN: usize = 16;
 
-/// Sends `data` to `dest` in chunks of `chunk` values (the whole message in one chunk for
-/// CPR-P2P). Returns once the receiver has accepted and every chunk has been sent.
-pub(crate) fn send<T: Value>(call: &mut Call, dest: usize, tag: i32, data: &[T], chunk: usize) {
-    let ranges = pieces(0..data.len(), chunk);
-    let announce = call.announce::<T>(data.len(), chunk, ranges.len());
-    call.send(dest, tag, &announce);
-    let mut ack = call.comm.irecv(dest, TAG_P2P_ACK, 16);
-    let mut sends = Vec::with_capacity(ranges.len());
-    for (i, r) in ranges.iter().enumerate() {
-        let frame = call.frame(&data[r.clone()], i, ranges.len());
-        sends.push(call.isend(dest, tag, frame));
-        // Progress between chunks.
-        test_all(&mut sends);
-        ack.test();
+/// Announces `data` to `dest` and, once the receiver accepts, sends it in frames of
+/// `chunk` values (the whole message in one frame for CPR-P2P). With `chunk` None (the
+/// library baseline) only the handshake runs. Returns true if the receiver accepted;
+/// a rejection is recorded in `call`.
+pub(crate) fn send<T: Value>(call: &mut Call, dest: usize, tag: i32, data: &[T], chunk: Option<usize>) -> bool {
+    let chunk_len = chunk.unwrap_or(data.len()).max(1);
+    let ranges = pieces(0..data.len(), chunk_len);
+    let announce = call.announce::<T>(data.len(), chunk_len, ranges.len());
+    call.send::<T>(dest, tag, &announce, 0);
+    let mut ack = call.comm.irecv(dest, TAG_P2P_ACK, REPLY_LEN);
+    let mut verdict = None;
+    let mut queued = Vec::new();
+    let mut sends = Vec::new();
+    if chunk.is_some() {
+        for (i, r) in ranges.iter().enumerate() {
+            if verdict.is_none() && ack.test() {
+                verdict = Some(read_reply(&ack.take_bytes()));
+            }
+            if matches!(verdict, Some(Err(_))) {
+                break;
+            }
+            queued.push((call.frame(&data[r.clone()], i, ranges.len()), r.len()));
+            if verdict.is_some() {
+                for (frame, values) in queued.drain(..) {
+                    sends.push(call.isend::<T>(dest, tag, frame, values));
+                }
+            }
+            // Progress between chunks.
+            test_all(&mut sends);
+        }
     }
-    wait_all(&mut sends);
-    let reply = ack.take_bytes();
-    let word = |i: usize| reply.get(8 * i..8 * i + 8).map_or(0, |b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
-    let (code, theirs) = (word(0) as usize, word(1));
-    if code != 0 {
-        let field = REJECT_FIELDS.get(code).copied().unwrap_or("transfer");
-        let local = match code {
-            1 => data.len() as u64,
-            2 => T::TYPE as u64,
-            _ => u64::from(call.expect::<T>(None, None, 0).codec),
-        };
-        call.fail(CollError::Mismatch { field, local, min: local.min(theirs), max: local.max(theirs) });
+    match verdict.unwrap_or_else(|| read_reply(&ack.take_bytes())) {
+        Ok(()) => {
+            for (frame, values) in queued {
+                sends.push(call.isend::<T>(dest, tag, frame, values));
+            }
+            wait_all(&mut sends);
+            true
+        }
+        Err((code, theirs)) => {
+            let local = match code {
+                1 => data.len() as u64,
+                2 => T::TYPE as u64,
+                3 => u64::from(call.expect::<T>(None, None, 0).codec),
+                4 => algorithm_code(call.stats.algorithm),
+                _ => ranges.len() as u64,
+            };
+            let field = REJECT_FIELDS.get(code).copied().unwrap_or("transfer");
+            call.fail(CollError::Mismatch { field, local, min: local.min(theirs), max: local.max(theirs) });
+            false
+        }
     }
 }
 
-/// Receives into `buf` what [`send`] sends from `src`.
-pub(crate) fn recv<T: Value>(call: &mut Call, src: usize, tag: i32, buf: &mut [T]) {
+/// The receiver's verdict: accepted, or the rejected field's code and the receiver's value.
+fn read_reply(reply: &[u8]) -> Result<(), (usize, u64)> {
+    let word = |i: usize| reply.get(8 * i..8 * i + 8).map_or(u64::MAX, |b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
+    match word(0) {
+        0 => Ok(()),
+        code => Err((usize::try_from(code).unwrap_or(usize::MAX), word(1))),
+    }
+}
+
+/// Receives the announcement of a transfer of `len` values from `src` and answers it.
+/// Returns the announced chunk length if the transfer matches this call and was
+/// accepted; else records why (a rejected sender learns it too and sends nothing).
+pub(crate) fn accept<T: Value>(call: &mut Call, src: usize, tag: i32, len: usize) -> Option<usize> {
     let bytes = call.comm.recv(src, tag);
     let ann = match Header::read(&bytes) {
-        Ok(h) if h.flags & ANNOUNCE != 0 => h,
-        Ok(_) => return call.fail(CollError::BadMessage { peer: src, reason: "expected a transfer announcement".into() }),
-        // Not our protocol at all: nothing can be drained safely.
-        Err(reason) => return call.fail(CollError::BadMessage { peer: src, reason }),
+        Ok(h) if h.flags & ANNOUNCE != 0 && h.payload as usize == ANNOUNCE_PAYLOAD => h,
+        // Not this protocol's announcement: the peer awaits no answer, so none is sent.
+        Ok(_) => {
+            call.fail(CollError::BadMessage { peer: src, reason: "expected a transfer announcement".into() });
+            return None;
+        }
+        Err(reason) => {
+            call.fail(CollError::BadMessage { peer: src, reason });
+            return None;
+        }
     };
-    let bound = bytes.get(HEADER_LEN..HEADER_LEN + 8).map_or(f64::NAN, |b| f64::from_le_bytes(b.try_into().expect("8 bytes")));
+    let word = |i: usize| u64::from_le_bytes(bytes[HEADER_LEN + 8 * i..HEADER_LEN + 8 * i + 8].try_into().expect("8 bytes"));
+    let bound = f64::from_bits(word(0));
     call.stats.abs_error = Some(bound).filter(|b| !b.is_nan());
-    let want = call.expect::<T>(None, None, buf.len());
-    let (code, local, theirs) = if ann.count != buf.len() as u64 {
-        (1, buf.len() as u64, ann.count)
+    let (algorithm, codec) = (algorithm_code(call.stats.algorithm), call.expect::<T>(None, None, 0).codec);
+    let chunk = ann.index as usize;
+    let (code, local, theirs) = if ann.count != len as u64 {
+        (1, len as u64, ann.count)
     } else if ann.elem != T::TYPE || ann.op != call.op {
         (2, T::TYPE as u64, ann.elem as u64)
-    } else if ann.codec != want.codec {
-        (3, u64::from(want.codec), u64::from(ann.codec))
+    } else if ann.codec != codec {
+        (3, u64::from(codec), u64::from(ann.codec))
+    } else if word(1) != algorithm {
+        (4, algorithm, word(1))
+    } else if chunk == 0 || pieces(0..len, chunk).len() != ann.pieces as usize {
+        (5, pieces(0..len, chunk.max(1)).len() as u64, u64::from(ann.pieces))
     } else {
         (0, 0, 0)
     };
     let mut reply = (code as u64).to_le_bytes().to_vec();
     reply.extend_from_slice(&local.to_le_bytes());
     call.comm.send(src, TAG_P2P_ACK, &reply);
-
-    // Post every announced chunk, accepted or not, so that the sender never blocks.
-    let count = ann.count as usize;
-    let chunk = (ann.index as usize).max(1);
-    let ranges = pieces(0..count, chunk);
-    if ranges.len() != ann.pieces as usize {
-        return call.fail(CollError::BadMessage {
-            peer: src,
-            reason: format!("announced {} chunks of {chunk} for {count} values", ann.pieces),
-        });
-    }
-    let mut recvs: Vec<_> = ranges.iter().map(|r| call.comm.irecv(src, tag, HEADER_LEN + r.len() * ann.elem.size())).collect();
-    while let Some(j) = wait_any(&mut recvs) {
-        let frame = recvs[j].take_bytes();
-        if code == 0 {
-            let want = call.expect::<T>(Some(j), Some(ranges.len()), ranges[j].len());
-            call.decode(src, &frame, &want, &mut buf[ranges[j].clone()]);
-        }
-    }
     if code != 0 {
         let field = REJECT_FIELDS[code];
         call.fail(CollError::Mismatch { field, local, min: local.min(theirs), max: local.max(theirs) });
+        return None;
+    }
+    Some(chunk)
+}
+
+/// Receives into `buf` the frames of an accepted transfer of `chunk`-value pieces,
+/// decompressing each as it arrives.
+pub(crate) fn recv_frames<T: Value>(call: &mut Call, src: usize, tag: i32, buf: &mut [T], chunk: usize) {
+    let ranges = pieces(0..buf.len(), chunk);
+    let mut recvs: Vec<_> = ranges.iter().map(|r| call.comm.irecv(src, tag, HEADER_LEN + r.len() * T::SIZE)).collect();
+    while let Some(j) = wait_any(&mut recvs) {
+        let frame = recvs[j].take_bytes();
+        let want = call.expect::<T>(Some(j), Some(ranges.len()), ranges[j].len());
+        call.decode(src, &frame, &want, &mut buf[ranges[j].clone()]);
     }
 }

@@ -73,7 +73,7 @@ fn step<T: Value>(
     let mut sends = Vec::with_capacity(send_pieces.len());
     for (i, piece) in send_pieces.iter().enumerate() {
         let frame = call.frame(&work[piece.clone()], i, send_pieces.len());
-        sends.push(call.isend(next, TAG_RING, frame));
+        sends.push(call.isend::<T>(next, TAG_RING, frame, piece.len()));
         // Progress between chunks: test the sends, take every chunk that has arrived.
         test_all(&mut sends);
         for (j, rx) in recvs.iter_mut().enumerate() {
@@ -130,10 +130,14 @@ pub(crate) fn allgather<T: Value>(call: &mut Call, work: &mut [T], blocks: &Bloc
     frames[r] = Some(own.into());
     for s in 0..p - 1 {
         let (send_block, recv_block) = ((r + p - s) % p, (r + p - s - 1) % p);
-        let capacity = sizes.as_ref().map_or(HEADER_LEN + blocks.len(recv_block) * T::SIZE, |z| z[recv_block] as usize);
+        let capacity = match &sizes {
+            // The size was announced by the block's owner.
+            Some(z) => call.frame_capacity::<T>(recv_block, z[recv_block], blocks.len(recv_block)),
+            None => HEADER_LEN + blocks.len(recv_block) * T::SIZE,
+        };
         let mut rx = call.comm.irecv(prev, TAG_GATHER_RING, capacity);
         let outgoing = frames[send_block].clone().expect("forwarded blocks arrived in an earlier step");
-        let mut tx = call.isend(next, TAG_GATHER_RING, outgoing);
+        let mut tx = call.isend::<T>(next, TAG_GATHER_RING, outgoing, blocks.len(send_block));
         frames[recv_block] = Some(rx.take_bytes().into());
         tx.wait();
     }
@@ -151,6 +155,6 @@ fn allgather_recompress<T: Value>(call: &mut Call, work: &mut [T], blocks: &Bloc
         let (send_block, recv_block) = ((r + p - s) % p, (r + p - s - 1) % p);
         let frame = call.frame(&work[blocks.range(send_block)], send_block, p);
         let want = call.expect::<T>(Some(recv_block), Some(p), blocks.len(recv_block));
-        call.exchange(next, prev, TAG_GATHER_RING, frame, &want, &mut work[blocks.range(recv_block)]);
+        call.exchange(next, prev, TAG_GATHER_RING, (frame, blocks.len(send_block)), &want, &mut work[blocks.range(recv_block)]);
     }
 }

@@ -69,6 +69,11 @@ impl Binomial {
         out
     }
 
+    /// Values in the blocks of virtual ranks `range`.
+    fn values(&self, blocks: &Blocks, range: Range<usize>) -> usize {
+        range.map(|v| blocks.len(self.rank_of(v))).sum()
+    }
+
     /// Offsets of the blocks of virtual ranks `range`, laid out in virtual-rank order,
     /// relative to the start of the range (one more entry than the range).
     fn offsets(&self, blocks: &Blocks, range: Range<usize>) -> Vec<usize> {
@@ -92,7 +97,7 @@ pub(crate) fn bcast<T: Value>(call: &mut Call, buf: &mut [T], root: usize, recom
         }
         for child in &children {
             let frames = call.frames_of(buf);
-            sends.push(call.isend(tree.rank_of(child.start), TAG_TREE, frames));
+            sends.push(call.isend::<T>(tree.rank_of(child.start), TAG_TREE, frames, buf.len()));
         }
     } else {
         // The root compresses once (if anyone is listening); inner ranks forward as is.
@@ -103,7 +108,7 @@ pub(crate) fn bcast<T: Value>(call: &mut Call, buf: &mut [T], root: usize, recom
         };
         if let Some(bundle) = bundle {
             for child in &children {
-                sends.push(call.isend(tree.rank_of(child.start), TAG_TREE, bundle.clone()));
+                sends.push(call.isend::<T>(tree.rank_of(child.start), TAG_TREE, bundle.clone(), buf.len()));
             }
             if let Some((parent, _)) = received {
                 call.decode_pieces(parent, &bundle, buf);
@@ -159,7 +164,8 @@ pub(crate) fn scatter<T: Value>(call: &mut Call, send: &[T], recv: &mut [T], blo
         // A rank whose bundle was unusable sends empty bundles on: its children fail too,
         // but nobody waits forever.
         let bundle: Vec<u8> = frames.get(child.start - first..child.end - first).map_or_else(Vec::new, |f| f.concat());
-        sends.push(call.isend(tree.rank_of(child.start), TAG_TREE, bundle));
+        let values = tree.values(blocks, child.clone());
+        sends.push(call.isend::<T>(tree.rank_of(child.start), TAG_TREE, bundle, values));
     }
     wait_all(&mut sends);
 }
@@ -184,8 +190,9 @@ fn scatter_recompress<T: Value>(call: &mut Call, tree: &Binomial, send: &[T], re
     let mut sends: Vec<Pending> = Vec::new();
     for child in tree.children() {
         let range = off[child.start - sub.start]..off[child.end - sub.start];
+        let values = range.len();
         let frames = call.frames_of(&ordered[range]);
-        sends.push(call.isend(tree.rank_of(child.start), TAG_TREE, frames));
+        sends.push(call.isend::<T>(tree.rank_of(child.start), TAG_TREE, frames, values));
     }
     wait_all(&mut sends);
 }
@@ -205,7 +212,7 @@ pub(crate) fn gather<T: Value>(call: &mut Call, mine: &[T], out: &mut [T], block
             for child in &children {
                 bundle.extend_from_slice(&call.comm.recv(tree.rank_of(child.start), TAG_TREE));
             }
-            call.send(parent, TAG_TREE, &bundle);
+            call.send::<T>(parent, TAG_TREE, &bundle, tree.values(blocks, tree.subtree()));
         }
         None => {
             out[blocks.range(root)].copy_from_slice(mine);
@@ -245,7 +252,7 @@ fn gather_recompress<T: Value>(call: &mut Call, tree: &Binomial, mine: &[T], out
     match tree.parent() {
         Some(parent) => {
             let frames = call.frames_of(&ordered);
-            call.send(parent, TAG_TREE, &frames);
+            call.send::<T>(parent, TAG_TREE, &frames, ordered.len());
         }
         None => {
             for v in sub {

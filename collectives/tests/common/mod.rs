@@ -18,19 +18,32 @@ pub struct Launch {
     pub stdout: String,
     pub stderr: String,
     pub success: bool,
+    /// From the start of mpirun to its end.
+    pub elapsed: Duration,
 }
 
 /// Runs `exe args` on `ranks` ranks over shared memory (no network needed), with the
 /// `CCOLL_*` variables of `env` passed to every rank; fails the test after `timeout`.
 pub fn mpirun(ranks: usize, exe: &str, args: &[&str], env: &[(&str, &str)], timeout: Duration) -> Launch {
+    mpirun_apps(&[(ranks, exe, args)], env, timeout)
+}
+
+/// Runs several programs in one job (MPMD: `mpirun -np N1 exe1 args1 : -np N2 ...`),
+/// as [`mpirun`] runs one.
+pub fn mpirun_apps(apps: &[(usize, &str, &[&str])], env: &[(&str, &str)], timeout: Duration) -> Launch {
     let _one_at_a_time = LAUNCH.lock().unwrap_or_else(|e| e.into_inner());
     let mut cmd = Command::new("mpirun");
     cmd.args(["--oversubscribe", "--bind-to", "none", "--mca", "btl", "self,vader", "--mca", "mpi_yield_when_idle", "1"]);
-    cmd.args(["-np", &ranks.to_string()]);
     for (name, value) in env {
         cmd.env(name, value).args(["-x", name]);
     }
-    cmd.arg(exe).args(args);
+    for (i, (ranks, exe, args)) in apps.iter().enumerate() {
+        if i > 0 {
+            cmd.arg(":");
+        }
+        cmd.args(["-np", &ranks.to_string()]).arg(exe).args(*args);
+    }
+    let (ranks, exe, args) = (apps.iter().map(|a| a.0).sum::<usize>(), apps[0].1, apps[0].2);
     cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
     let mut child = cmd.spawn().expect("mpirun is on PATH (Debian package openmpi-bin)");
@@ -43,7 +56,8 @@ pub fn mpirun(ranks: usize, exe: &str, args: &[&str], env: &[(&str, &str)], time
     };
     let out = drain(Box::new(child.stdout.take().expect("piped")));
     let err = drain(Box::new(child.stderr.take().expect("piped")));
-    let deadline = Instant::now() + timeout;
+    let start = Instant::now();
+    let deadline = start + timeout;
     let status = loop {
         if let Some(status) = child.try_wait().expect("waiting on mpirun") {
             break Some(status);
@@ -59,7 +73,7 @@ pub fn mpirun(ranks: usize, exe: &str, args: &[&str], env: &[(&str, &str)], time
     let Some(status) = status else {
         panic!("mpirun -np {ranks} {exe} {args:?} timed out after {timeout:?}\nstdout:\n{stdout}\nstderr:\n{stderr}");
     };
-    Launch { stdout, stderr, success: status.success() }
+    Launch { stdout, stderr, success: status.success(), elapsed: start.elapsed() }
 }
 
 /// Asserts that the launch succeeded and that every rank printed its

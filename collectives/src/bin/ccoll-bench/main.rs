@@ -11,7 +11,7 @@ mod report;
 mod workload;
 
 use clap::Parser;
-use collectives::{config, rounding_slack, Algorithm, CollConfig, CollOp, NodeGroups, Value};
+use collectives::{config, first_excess, value_allowance, Algorithm, CollConfig, CollOp, NodeGroups, Value};
 use mpi::collective::SystemOperation;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
@@ -131,6 +131,7 @@ fn main() {
     let args = Args::parse();
     let universe = mpi::initialize().expect("MPI initialises");
     collectives::abort_job_on_panic();
+    collectives::fatal_mpi_errors();
     let world = universe.world();
     let rank = world.rank();
     let fail = |msg: String| -> ! {
@@ -145,7 +146,13 @@ fn main() {
         "f64" => bench::<f64>(&world, &args, &plan),
         t => fail(format!("--type {t:?}: f32 or f64")),
     }
-    .unwrap_or_else(|e| fail(e));
+    .unwrap_or_else(|e| {
+        // A failed call fails on every rank, each with its own view of why (one write,
+        // so that the ranks' lines do not interleave).
+        let line = format!("ccoll-bench: rank {rank}: {e}\n");
+        let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+        std::process::exit(2);
+    });
     let all_ok = rows.iter().all(|r| r.bound_ok != Some(false));
     if !all_ok {
         fail("--check: some values exceed the stated bound".into());
@@ -161,13 +168,15 @@ fn bench<T: Value>(world: &SimpleCommunicator, args: &Args, plan: &Plan) -> Resu
     let mut rows = Vec::new();
     for &bytes in &plan.sizes {
         let work: Workload<T> = Workload::new(plan.op, bytes, world, &args.dataset)?;
+        // With --check: the MPI library's result, and each result value's magnitude.
         let reference = if args.check {
-            let (out, _) = run_once(world, &work, &plan.cfg.with_algorithm(Algorithm::Mpi))?;
-            Some(out)
+            let mpi = plan.cfg.with_algorithm(Algorithm::Mpi);
+            let (want, _) = run_once(world, &work, &mpi)?;
+            let (magnitude, _) = run_once(world, &work.magnitudes(), &mpi)?;
+            Some((want, magnitude))
         } else {
             None
         };
-        let scale = all_max(world, work.scale());
         for &algo in &plan.algos {
             if rank == 0 {
                 eprintln!("[ccoll-bench] {} {algo} {bytes} B: {} + {} iterations", plan.op, args.warmup, args.iters);
@@ -189,11 +198,16 @@ fn bench<T: Value>(world: &SimpleCommunicator, args: &Args, plan: &Plan) -> Resu
             // Point-to-point is a ping-pong: half a round trip, as osu_latency reports.
             let trips = if plan.op == CollOp::P2p { 2.0 } else { 1.0 };
             let lat_us = elapsed / args.iters as f64 / trips * 1e6;
-            let err = reference.as_ref().map(|want| all_max(world, datasets::max_abs_error(&out, want)));
-            let bound = stats.as_ref().map_or(0.0, |s| s.error_bound.unwrap_or(f64::INFINITY));
-            let bound = all_max(world, bound);
-            let k = stats.as_ref().map_or(0, |s| s.compressions_per_value);
-            let slack = rounding_slack(plan.op, true, p, k, T::EPSILON, scale);
+            let err = reference.as_ref().map(|(want, _)| all_max(world, datasets::max_abs_error(&out, want)));
+            let own_bound = stats.as_ref().map_or(0.0, |s| s.error_bound.unwrap_or(f64::INFINITY));
+            let bound = all_max(world, own_bound);
+            // Every value against this rank's bound plus its own rounding allowance.
+            let within = reference.as_ref().map(|(want, magnitude)| {
+                let k = stats.as_ref().map_or(0, |s| s.compressions_per_value);
+                let allowed = |i: usize| value_allowance(plan.op, true, p, k, T::EPSILON, own_bound, magnitude[i].to_f64());
+                let ok = first_excess(&out, want, allowed).is_none();
+                all_reduce(world, f64::from(u8::from(ok)), SystemOperation::min()) == 1.0
+            });
             let (sent, raw) = stats.as_ref().map_or((0, 0), |s| (s.bytes_sent, s.raw_bytes_sent));
             // Ranks that sat out (the odd one of p2p) do not count.
             let active = stats.is_some();
@@ -207,7 +221,7 @@ fn bench<T: Value>(world: &SimpleCommunicator, args: &Args, plan: &Plan) -> Resu
                 comp_ratio: ratio(all_reduce(world, raw as f64, SystemOperation::sum()), all_reduce(world, sent as f64, SystemOperation::sum())),
                 max_abs_err: err,
                 bound,
-                bound_ok: err.map(|e| e <= bound + slack),
+                bound_ok: within,
             };
             if rank == 0 {
                 report::print_row(plan.format, args, p, &row);

@@ -39,9 +39,12 @@ impl<T: Value> Workload<T> {
         Ok(Workload { op, n, input, counts, root })
     }
 
-    /// Largest input magnitude on this rank.
-    pub fn scale(&self) -> f64 {
-        self.input.iter().map(|v| v.to_f64()).filter(|v| v.is_finite()).fold(0.0, |m, v| m.max(v.abs()))
+    /// The same workload on the absolute values of the inputs: run through the MPI
+    /// library, its result holds each result value's magnitude (the sum of the operands'
+    /// absolute values for the reductions, see `collectives::value_allowance`).
+    pub fn magnitudes(&self) -> Self {
+        let input = self.input.iter().map(|v| T::from_f64(v.to_f64().abs())).collect();
+        Workload { input, counts: self.counts.clone(), ..*self }
     }
 
     /// Runs the operation once: this rank's result (empty where it gets none) and stats.

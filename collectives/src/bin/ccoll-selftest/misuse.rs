@@ -3,7 +3,7 @@
 //! that is not a frame at all.
 
 use codec_host::Codec;
-use collectives::{Algorithm, CollConfig, CollError, CompressedCollectives, ReduceOp};
+use collectives::{Algorithm, CollConfig, CollError, CompressedCollectives, NodeGroups, ReduceOp};
 use mpi::traits::*;
 
 use crate::suite::Suite;
@@ -61,6 +61,22 @@ pub fn run(s: &mut Suite, cfg: &CollConfig) {
     let r = s.world.c_allreduce(&x, &mut out, ReduceOp::Max, if rank == 0 { &ring } else { &cfg });
     mismatch(s, "allreduce algorithm", r, "algorithm");
 
+    // Algorithm, the plain MPI baseline on one side: it agrees too (it used to hang).
+    let mut buf = x.clone();
+    let r = s.world.c_bcast(&mut buf, 0, &if rank == 0 { cfg.with_algorithm(Algorithm::Mpi) } else { cfg });
+    mismatch(s, "bcast mpi against c-coll", r, "algorithm");
+
+    // Operation: rank 0 broadcasts while the others reduce.
+    let mut buf = x.clone();
+    let r = if rank == 0 { s.world.c_bcast(&mut buf, 0, &cfg) } else { s.world.c_allreduce(&x, &mut buf, ReduceOp::Sum, &cfg) };
+    mismatch(s, "bcast against allreduce", r, "operation");
+
+    // Node groups that no rank number can hold: refused by every rank.
+    let hier = CollConfig { node_groups: NodeGroups::Blocks(1 << 31), ..cfg.with_algorithm(Algorithm::Hierarchical) };
+    let r = s.world.c_allreduce(&x, &mut out, ReduceOp::Sum, &hier);
+    s.cases += 1;
+    s.expect(matches!(r, Err(CollError::InvalidArgument(_))), || format!("node groups of 2^31 ranks: got {r:?}"));
+
     // Reduction operator.
     let r = s.world.c_allreduce(&x, &mut out, if last { ReduceOp::Min } else { ReduceOp::Max }, &cfg);
     mismatch(s, "allreduce operator", r, "reduction operator");
@@ -85,6 +101,27 @@ pub fn run(s: &mut Suite, cfg: &CollConfig) {
             let mut buf = vec![0f32; 2999];
             let r = s.world.c_recv(0, &mut buf, 3, &cfg);
             mismatch(s, "p2p count (receiver)", r, "count");
+        }
+        _ => {}
+    }
+    // Point-to-point under automatic selection with different sizes: 10000 values pick
+    // c-coll, 5000 the plain MPI send (below the 32 KiB threshold). The handshake sees
+    // the counts differ before either side moves data.
+    let auto = CollConfig::new(cfg.codec);
+    match rank {
+        0 => mismatch(s, "p2p auto 10000 (sender)", s.world.c_send(1, &vec![0.5f32; 10_000], 3, &auto), "count"),
+        1 => {
+            let mut buf = vec![0f32; 5000];
+            mismatch(s, "p2p auto 5000 (receiver)", s.world.c_recv(0, &mut buf, 3, &auto), "count");
+        }
+        _ => {}
+    }
+    // Point-to-point algorithm mismatch: the plain MPI send against a c-coll receive.
+    match rank {
+        0 => mismatch(s, "p2p mpi (sender)", s.world.c_send(1, &x, 3, &cfg.with_algorithm(Algorithm::Mpi)), "algorithm"),
+        1 => {
+            let mut buf = vec![0f32; 3000];
+            mismatch(s, "p2p c-coll against mpi (receiver)", s.world.c_recv(0, &mut buf, 3, &cfg), "algorithm");
         }
         _ => {}
     }

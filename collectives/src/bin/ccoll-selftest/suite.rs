@@ -1,6 +1,6 @@
 //! Bookkeeping of the self-test: cases, failures, comparisons and cross-rank sums.
 
-use collectives::{CollStats, Value};
+use collectives::{first_excess, CollStats, Value};
 use mpi::collective::SystemOperation;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
@@ -31,31 +31,17 @@ impl Suite {
     }
 
     /// Compares `got` with `want` value by value: non-finite values must match exactly
-    /// (NaN with NaN, infinities by sign), finite ones within `bound`.
-    pub fn compare<T: Value>(&mut self, case: &str, got: &[T], want: &[T], bound: f64) {
+    /// (NaN with NaN, infinities by sign) whatever the allowance, finite ones within
+    /// `allowed(index)`.
+    pub fn compare<T: Value>(&mut self, case: &str, got: &[T], want: &[T], allowed: impl Fn(usize) -> f64) {
         self.cases += 1;
         if got.len() != want.len() {
             return self.expect(false, || format!("{case}: {} values, expected {}", got.len(), want.len()));
         }
-        let mut worst = (0.0f64, 0usize);
-        for (i, (g, w)) in got.iter().zip(want).enumerate() {
-            let (g, w) = (g.to_f64(), w.to_f64());
-            let err = if w.is_finite() {
-                (g - w).abs()
-            } else if g == w || (g.is_nan() && w.is_nan()) {
-                0.0
-            } else {
-                f64::INFINITY
-            };
-            let err = if err.is_nan() { f64::INFINITY } else { err };
-            if err > worst.0 {
-                worst = (err, i);
-            }
+        if let Some(e) = first_excess(got, want, allowed) {
+            let (g, w) = (got[e.index], want[e.index]);
+            self.expect(false, || format!("{case}: |error| {:.3e} > allowed {:.3e} at {} (got {g:?}, want {w:?})", e.error, e.allowed, e.index));
         }
-        self.expect(worst.0 <= bound, || {
-            let (i, g, w) = (worst.1, got[worst.1], want[worst.1]);
-            format!("{case}: |error| {:.3e} > bound {bound:.3e} at {i} (got {g:?}, want {w:?})", worst.0)
-        });
     }
 
     /// Checks the accounting every compressed call reports.
