@@ -183,17 +183,9 @@ fn parse_ops(v: &str) -> Result<([bool; Collective::ALL.len()], [bool; Operator:
 /// accept it.
 fn check_algorithm(v: &str) -> Result<(), InvalidSetting> {
     let cfg = CollConfig::new(Codec::Szx { abs_error: 1e-3 });
-    let ops = [
-        CollOp::Allreduce,
-        CollOp::ReduceScatter,
-        CollOp::Reduce,
-        CollOp::Bcast,
-        CollOp::Scatter,
-        CollOp::Gather,
-        CollOp::Allgather,
-        CollOp::Alltoall,
-    ];
-    ops.iter().try_for_each(|&op| select(op, 1 << 30, 4, &cfg, Some(v)).map(drop)).map_err(|e| InvalidSetting {
+    // Point-to-point is not interposed.
+    let mut ops = CollOp::ALL.into_iter().filter(|&op| op != CollOp::P2p);
+    ops.try_for_each(|op| select(op, 1 << 30, 4, &cfg, Some(v)).map(drop)).map_err(|e| InvalidSetting {
         var: ENV_ALGORITHM,
         value: v.to_string(),
         reason: e.to_string(),
