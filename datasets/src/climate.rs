@@ -131,6 +131,6 @@ mod tests {
         assert!(zeros > 0.5 && ones > 0.05 && partial > 0.02 && partial < 0.3, "{zeros} {ones} {partial}");
         // No ice at the equator, some at both poles.
         assert!(f[180 * 720..181 * 720].iter().all(|&v| v == 0.0));
-        assert!(f[..720].iter().any(|&v| v == 1.0) && f[359 * 720..].iter().any(|&v| v == 1.0));
+        assert!(f[..720].contains(&1.0) && f[359 * 720..].contains(&1.0));
     }
 }

@@ -2,16 +2,18 @@
 //!
 //! A coded block keeps, for every value `y` (the value itself, or its difference from
 //! the block's reference), the top `L = 1 + EXP_BITS + k` bits of `y`'s bit pattern,
-//! rounded to nearest: sign, exponent and `k` mantissa bits. Of those `L` bits the first `L / 8` whole bytes
-//! go through SZx's leading-byte reuse: a 2-bit code per value says how many leading
-//! bytes (0 to 3) equal those of the previous value in the block, and only the others
-//! are stored. The remaining `L % 8` bits of every value go to a packed bit section.
+//! rounded to nearest: sign, exponent and `k` mantissa bits. Those `L` bits are `q = L / 8`
+//! whole bytes and `r = L % 8` residual bits. SZx's leading-byte reuse: a 2-bit code per
+//! value says how many leading bytes equal those of the previous value in the block, and
+//! only the other whole bytes are stored; when the whole bytes leave room in the code
+//! (`q < 3` and `r > 0`), code `q + 1` says the residual bits repeat too, so a repeated
+//! value (a run of exact zeros, say) costs its code alone.
 //!
 //! Payload of a coded block of `n` values (see `docs/formats/szx.md`):
-//! `[reference: W bytes, offset coding only][mid bytes][codes: ceil(n/4)][residual bits:
-//! ceil(n * (L % 8) / 8)]`. The mid bytes (each value's whole bytes not reused, least
-//! significant first) come first so that their variable length ends where the
-//! fixed-size sections, located from the payload's end, begin.
+//! `[reference: W bytes, offset coding only][codes: ceil(n/4)]` then, per group of
+//! [`GROUP`] values, `[mid bytes][residual bits of the values whose code is at most q,
+//! padded to a byte]`. The codes come first, so a decoder knows every group's length
+//! before it reads the group.
 
 use super::scalar::{Bits, SzxFloat};
 
@@ -123,11 +125,6 @@ impl<T: SzxFloat> Group<T> {
         self.t[self.len.saturating_sub(1)]
     }
 
-    /// Sum of the leading-byte counts: the whole bytes the reuse saves.
-    #[inline(always)]
-    pub fn reused(&self) -> u32 {
-        self.lead.iter().map(|&l| l as u32).sum()
-    }
 }
 
 impl<T: SzxFloat> Default for Group<T> {
@@ -145,17 +142,21 @@ pub struct Coding<T: SzxFloat> {
     pub offset: bool,
     /// Mantissa bits kept, `k`.
     pub mant_bits: u32,
-    /// Whole bytes per value before reuse, `L / 8`.
+    /// Whole bytes per value, `q = L / 8`.
     pub req_bytes: u32,
-    /// Residual bits per value, `L % 8`.
+    /// Residual bits per value, `r = L % 8`.
     pub resi_bits: u32,
     /// Mask of the `L` bits kept.
     pub mask: T::Bits,
     /// Half a unit of the last bit kept (zero when nothing is dropped): added before
     /// masking, it rounds magnitudes to nearest.
     half: T::Bits,
+    /// Magnitudes (bit patterns) at or below this are kept as zeros of their sign; zero
+    /// (the default) touches nothing else. Only the encoder uses it.
+    flush: T::Bits,
     /// `lead(d) = sum of (d < thresholds[j])`: the leading zero bytes of `d`, capped at
-    /// `min(3, req_bytes)` (a threshold of zero never counts).
+    /// `min(3, q)`, plus one if `q < 3` and all `L` bits are zero while `r > 0` (a
+    /// threshold of zero never counts).
     thresholds: [T::Bits; 3],
 }
 
@@ -166,20 +167,38 @@ impl<T: SzxFloat> Coding<T> {
     pub fn new(offset: bool, mant_bits: u32, reference: T) -> Self {
         let width = T::Bits::BITS;
         let keep = 1 + T::EXP_BITS + mant_bits;
-        let req_bytes = keep / 8;
-        let max_lead = req_bytes.min(3);
-        let thresholds =
-            core::array::from_fn(|j| if (j as u32) < max_lead { T::Bits::ONE << (width - 8 * (j as u32 + 1)) } else { T::Bits::ZERO });
+        let (q, r) = (keep / 8, keep % 8);
+        let max_lead = (q + (r > 0) as u32).min(3);
+        let thresholds = core::array::from_fn(|j| {
+            let j = j as u32;
+            if j >= max_lead {
+                T::Bits::ZERO
+            } else if j < q {
+                T::Bits::ONE << (width - 8 * (j + 1))
+            } else {
+                // The repeat code: every kept bit equal.
+                T::Bits::ONE << (width - keep)
+            }
+        });
         Coding {
             reference: if offset { reference } else { T::ZERO },
             offset,
             mant_bits,
-            req_bytes,
-            resi_bits: keep % 8,
+            req_bytes: q,
+            resi_bits: r,
             mask: T::Bits::ALL << (width - keep),
             half: if keep < width { T::Bits::ONE << (width - keep - 1) } else { T::Bits::ZERO },
+            flush: T::Bits::ZERO,
             thresholds,
         }
+    }
+
+    /// The same coding, keeping every value of magnitude at most `e` (finite, `>= 0`)
+    /// as a zero of its sign. Sound for direct coding only, where the kept value is the
+    /// value itself and `|v - 0| <= e` is exact.
+    #[inline]
+    pub fn flushing(self, e: T) -> Self {
+        Coding { flush: e.abs().to_bits(), ..self }
     }
 
     /// The coding a parsed coded state describes, with its reference.
@@ -203,10 +222,33 @@ impl<T: SzxFloat> Coding<T> {
         self.req_bytes * 8 + self.resi_bits
     }
 
-    /// Largest leading-byte count a code may hold.
+    /// Largest code: `min(3, q)` leading bytes, or the repeat code `q + 1`.
     #[inline(always)]
     pub fn max_lead(&self) -> u32 {
-        self.req_bytes.min(3)
+        (self.req_bytes + (self.resi_bits > 0) as u32).min(3)
+    }
+
+    /// Whole bytes stored for a value with code `lead`.
+    #[inline(always)]
+    pub fn mid_len(&self, lead: u32) -> u32 {
+        self.req_bytes.saturating_sub(lead)
+    }
+
+    /// True if a value with code `lead` stores its residual bits (all but the repeat code).
+    #[inline(always)]
+    pub fn stores_residual(&self, lead: u32) -> bool {
+        lead <= self.req_bytes
+    }
+
+    /// Payload bytes of group `g`: its mid bytes and its residual bytes.
+    #[inline(always)]
+    pub fn group_len(&self, g: &Group<T>) -> usize {
+        let (mut mid, mut resi) = (0u32, 0u32);
+        for &l in &g.lead[..g.len] {
+            mid += self.mid_len(l as u32);
+            resi += self.stores_residual(l as u32) as u32;
+        }
+        mid as usize + resi_len(resi as usize, self.resi_bits)
     }
 
     /// Bytes of the reference field.
@@ -219,25 +261,27 @@ impl<T: SzxFloat> Coding<T> {
         }
     }
 
-    /// Payload bytes of a block of `n` values apart from the mid bytes.
+    /// Payload bytes of a block of `n` values before its groups: reference and codes.
     #[inline]
-    pub fn fixed_len(&self, n: usize) -> usize {
-        self.reference_len() + codes_len(n) + resi_len(n, self.resi_bits)
+    pub fn head_len(&self, n: usize) -> usize {
+        self.reference_len() + codes_len(n)
     }
 
     /// The kept bits of `v` (`OFFSET` must equal `self.offset`): its magnitude rounded
     /// to nearest at `L` bits (a carry may raise the exponent), or cut off where
-    /// rounding would reach the exponent of infinity. The sign bit is never touched:
-    /// no carry out of a finite magnitude reaches it.
+    /// rounding would reach the exponent of infinity, or zero if it is at most the
+    /// flush threshold. The sign bit is never touched: no carry out of a finite
+    /// magnitude reaches it.
     #[inline(always)]
     pub fn quantize<const OFFSET: bool>(&self, v: T) -> T::Bits {
         let y = if OFFSET { v - self.reference } else { v };
         let b = y.to_bits();
         let rounded = b.wrapping_add(self.half) & self.mask;
-        if rounded & T::ABS_MASK >= T::INF_BITS {
-            b & self.mask
+        let kept = if rounded & T::ABS_MASK >= T::INF_BITS { b & self.mask } else { rounded };
+        if b & T::ABS_MASK <= self.flush {
+            b & !T::ABS_MASK
         } else {
-            rounded
+            kept
         }
     }
 
@@ -252,7 +296,8 @@ impl<T: SzxFloat> Coding<T> {
         }
     }
 
-    /// Number of leading bytes (capped) that two kept patterns share, from their xor.
+    /// The code of a kept pattern from its xor with the previous one: leading bytes
+    /// shared (capped), or the repeat code.
     #[inline(always)]
     pub fn lead(&self, diff: T::Bits) -> u32 {
         (diff < self.thresholds[0]) as u32 + (diff < self.thresholds[1]) as u32 + (diff < self.thresholds[2]) as u32
@@ -321,13 +366,30 @@ mod tests {
         assert_eq!(c.lead(0x0000_0100), 2);
         assert_eq!(c.lead(0x00ff_ffff), 1);
         assert_eq!(c.lead(0x0100_0000), 0);
-        // k = 2: L = 11 bits, one whole byte and 3 residual bits; at most one byte reused.
+        assert!(c.stores_residual(3));
+        // k = 2: L = 11 bits, one whole byte and 3 residual bits; code 1 shares the byte,
+        // code 2 repeats the whole pattern.
         let c = Coding::<f32>::new(false, 2, 0.0);
-        assert_eq!((c.req_bytes, c.resi_bits, c.max_lead(), c.mask), (1, 3, 1, 0xffe0_0000));
-        assert_eq!(c.lead(0), 1);
+        assert_eq!((c.req_bytes, c.resi_bits, c.max_lead(), c.mask), (1, 3, 2, 0xffe0_0000));
+        assert_eq!(c.lead(0), 2);
         assert_eq!(c.lead(0x0020_0000), 1);
+        assert_eq!(c.lead(0x0100_0000), 0);
+        assert_eq!((c.mid_len(0), c.mid_len(1), c.mid_len(2)), (1, 0, 0));
+        assert!(c.stores_residual(1) && !c.stores_residual(2));
         assert_eq!(c.residual(0x3fe0_0000), 0b111);
+        // L = 16 (whole bytes only): lead 2 is already a repeat.
+        let c = Coding::<f32>::new(false, 7, 0.0);
+        assert_eq!((c.req_bytes, c.resi_bits, c.max_lead()), (2, 0, 2));
         let c = Coding::<f64>::new(true, 52, 1.0);
         assert_eq!((c.req_bytes, c.resi_bits, c.max_lead(), c.mask), (8, 0, 3, u64::MAX));
+    }
+
+    #[test]
+    fn flushing_keeps_small_magnitudes_as_signed_zeros() {
+        let c = Coding::<f32>::new(false, 6, 0.0).flushing(1e-2);
+        assert_eq!(c.quantize::<false>(1e-2), 0);
+        assert_eq!(c.quantize::<false>(-3e-3), 0x8000_0000);
+        assert_ne!(c.quantize::<false>(1.1e-2) & 0x7fff_ffff, 0);
+        assert_eq!(Coding::<f32>::new(false, 6, 0.0).quantize::<false>(-0.0), 0x8000_0000);
     }
 }

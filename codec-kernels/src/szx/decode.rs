@@ -3,7 +3,7 @@
 //! Every length and code is checked before the values are rebuilt, so no bytes, however
 //! corrupt, make the decoder read outside the payload or panic.
 
-use super::coding::{codes_len, resi_len, BlockKind, Coding, GROUP};
+use super::coding::{codes_len, BlockKind, Coding, GROUP};
 use super::scalar::{Bits, SzxFloat};
 
 /// Why a block cannot be decoded.
@@ -46,93 +46,103 @@ pub fn decode_block<T: SzxFloat>(state: u8, payload: &[u8], out: &mut [T]) -> Re
             let reference = if offset && payload.len() >= T::BYTES { T::from_bits(T::Bits::load_le(payload)) } else { T::ZERO };
             let c = Coding::from_kind(kind, reference).ok_or(BlockError::BadState)?;
             let n = out.len();
-            let fixed = c.fixed_len(n);
-            if payload.len() < fixed {
+            if payload.len() < c.head_len(n) {
                 return Err(BlockError::BadLength);
             }
-            let resi_at = payload.len() - resi_len(n, c.resi_bits);
-            let codes_at = resi_at - codes_len(n);
-            let mid_len = codes_at - c.reference_len();
-            check_sections(&c, n, &payload[codes_at..resi_at], &payload[resi_at..], mid_len)?;
+            let (codes, body) = payload[c.reference_len()..].split_at(codes_len(n));
+            check_sections(&c, n, codes, body)?;
             if offset {
-                decode_coded::<T, true>(&c, payload, codes_at, resi_at, out);
+                decode_coded::<T, true>(&c, codes, body, out);
             } else {
-                decode_coded::<T, false>(&c, payload, codes_at, resi_at, out);
+                decode_coded::<T, false>(&c, codes, body, out);
             }
         }
     }
     Ok(())
 }
 
-/// Checks that every code is at most the coding's cap, that the codes account for
-/// exactly `mid_len` mid bytes, and that the padding bits of both sections are zero.
-fn check_sections<T: SzxFloat>(c: &Coding<T>, n: usize, codes: &[u8], resi: &[u8], mid_len: usize) -> Result<(), BlockError> {
+/// Checks that every code is at most the coding's cap, that the groups the codes
+/// describe fill `body` exactly, and that the padding bits of the codes and of every
+/// group's residuals are zero.
+fn check_sections<T: SzxFloat>(c: &Coding<T>, n: usize, codes: &[u8], body: &[u8]) -> Result<(), BlockError> {
     const LOW: u64 = 0x5555_5555_5555_5555;
     let tail_codes = n % 4;
     let pad_mask = if tail_codes == 0 { 0 } else { 0xffu8 << (2 * tail_codes) };
     if codes.last().is_some_and(|&b| b & pad_mask != 0) {
         return Err(BlockError::BadCodes);
     }
-    // Eight bytes (32 codes) at a time.
-    let mut reused = 0usize;
+    let (q, r) = (c.req_bytes as usize, c.resi_bits as usize);
+    // Whole bytes a code of 1, 2, 3 saves; which code is the repeat code (none: 4).
+    let saved = [1.min(q), 2.min(q), 3.min(q)];
+    let repeat = if c.max_lead() as usize > q { q + 1 } else { 4 };
     let mut over_cap = 0u64;
-    for at in (0..codes.len()).step_by(8) {
-        let w = load_le_u64(codes, at);
-        let hi = (w >> 1) & LOW;
-        let lo = w & LOW;
-        reused += (lo.count_ones() + 2 * hi.count_ones()) as usize;
-        // A code of 2 sets `hi`, a code of 3 sets both.
-        over_cap |= match c.max_lead() {
-            0 => w,
-            1 => hi,
-            2 => hi & lo,
-            _ => 0,
-        };
+    let mut pos = 0usize;
+    for (g, codes) in codes.chunks(GROUP / 4).enumerate() {
+        let len = (n - g * GROUP).min(GROUP);
+        // Counts of the codes 1, 2 and 3, eight bytes (32 codes) at a time.
+        let mut count = [0usize; 3];
+        for at in (0..codes.len()).step_by(8) {
+            let w = load_le_u64(codes, at);
+            let (hi, lo) = ((w >> 1) & LOW, w & LOW);
+            count[0] += (lo & !hi).count_ones() as usize;
+            count[1] += (hi & !lo).count_ones() as usize;
+            count[2] += (hi & lo).count_ones() as usize;
+            over_cap |= match c.max_lead() {
+                1 => hi,
+                2 => hi & lo,
+                _ => 0,
+            };
+        }
+        let mid = len * q - (0..3).map(|i| saved[i] * count[i]).sum::<usize>();
+        let resi_bits = (len - count.get(repeat.wrapping_sub(1)).copied().unwrap_or(0)) * r;
+        pos += mid + resi_bits.div_ceil(8);
+        if !resi_bits.is_multiple_of(8) && body.get(pos - 1).is_some_and(|&b| b >> (resi_bits % 8) != 0) {
+            return Err(BlockError::BadCodes);
+        }
     }
-    if over_cap != 0 || n * c.req_bytes as usize != mid_len + reused {
-        return Err(BlockError::BadCodes);
-    }
-    let resi_bits = n * c.resi_bits as usize;
-    if !resi_bits.is_multiple_of(8) && resi.last().is_some_and(|&b| b >> (resi_bits % 8) != 0) {
+    if over_cap != 0 || pos != body.len() {
         return Err(BlockError::BadCodes);
     }
     Ok(())
 }
 
 /// Rebuilds the values of a coded block whose sections were checked.
-fn decode_coded<T: SzxFloat, const OFFSET: bool>(c: &Coding<T>, payload: &[u8], codes_at: usize, resi_at: usize, out: &mut [T]) {
+fn decode_coded<T: SzxFloat, const OFFSET: bool>(c: &Coding<T>, codes: &[u8], body: &[u8], out: &mut [T]) {
     let width = T::Bits::BITS;
-    let q = c.req_bytes;
-    // Per code: the bytes stored (`q - lead`, the low ones of the whole-byte integer `u`)
-    // and the mask of those bytes; the others repeat the previous value's.
-    let advance: [usize; 4] = core::array::from_fn(|l| q.saturating_sub(l as u32) as usize);
+    let r = c.resi_bits;
+    // Per code: the whole bytes stored (the low ones of the whole-byte integer `u`) and
+    // their mask (the others repeat the previous value's), and the residual bits stored
+    // (none for the repeat code, which repeats the previous residual).
+    let advance: [usize; 4] = core::array::from_fn(|l| c.mid_len(l as u32) as usize);
     let fresh: [T::Bits; 4] = core::array::from_fn(|l| match advance[l] {
         0 => T::Bits::ZERO,
         n if n >= T::BYTES => T::Bits::ALL,
         n => !(T::Bits::ALL << (8 * n as u32)),
     });
-    let whole_shift = width - 8 * q;
+    let resi_step: [usize; 4] = core::array::from_fn(|l| if c.stores_residual(l as u32) { r as usize } else { 0 });
+    let whole_shift = width - 8 * c.req_bytes;
     let resi_shift = width - c.keep_bits();
-    let r = c.resi_bits as usize;
-    let (codes, resi) = (&payload[codes_at..resi_at], &payload[resi_at..]);
-    let mut pos = c.reference_len();
-    let mut prev = T::Bits::ZERO;
+    let resi_mask = (1u64 << r) - 1;
+    let mut pos = 0usize;
+    let (mut prev_u, mut prev_res) = (T::Bits::ZERO, 0u64);
     let mut t = [T::Bits::ZERO; GROUP];
     let mut lead = [0u8; GROUP];
-    for (g, (outs, codes)) in out.chunks_mut(GROUP).zip(codes.chunks(GROUP / 4)).enumerate() {
+    for (outs, codes) in out.chunks_mut(GROUP).zip(codes.chunks(GROUP / 4)) {
         unpack_codes(codes, &mut lead);
-        // The residual bits first; the whole bytes are merged in below.
-        match resi.get(g * GROUP * r / 8..).filter(|_| r > 0) {
-            Some(resi) => unpack_residuals(resi, c.resi_bits, resi_shift, &mut t),
-            None => t.fill(T::Bits::ZERO),
-        }
-        for (v, &l) in t[..outs.len()].iter_mut().zip(&lead) {
+        let m = outs.len();
+        let mid: usize = lead[..m].iter().map(|&l| advance[l as usize & 3]).sum();
+        let mut bit = (pos + mid) * 8;
+        for (v, &l) in t[..m].iter_mut().zip(&lead) {
             let l = l as usize & 3;
-            let u = (prev & !fresh[l]) | (get_mid::<T>(payload, pos) & fresh[l]);
+            let u = (prev_u & !fresh[l]) | (get_mid::<T>(body, pos) & fresh[l]);
             pos += advance[l];
-            prev = u;
-            *v = *v | u << whole_shift;
+            let read = (load_le_u64(body, bit / 8) >> (bit % 8)) & resi_mask;
+            let res = if resi_step[l] > 0 { read } else { prev_res };
+            bit += resi_step[l];
+            (prev_u, prev_res) = (u, res);
+            *v = u << whole_shift | T::Bits::from_u32(res as u32) << resi_shift;
         }
+        pos = bit.div_ceil(8);
         match <&mut [T; GROUP]>::try_from(&mut *outs) {
             Ok(full) => {
                 for i in 0..GROUP {
@@ -174,19 +184,6 @@ fn get_mid<T: SzxFloat>(payload: &[u8], pos: usize) -> T::Bits {
                 *d = payload.get(pos + i).copied().unwrap_or(0);
             }
             T::Bits::load_le(&buf)
-        }
-    }
-}
-
-/// Unpacks the residuals of one group, `r` bits each (eight take exactly `r` bytes),
-/// each shifted left by `shift` into its place in the kept pattern.
-#[inline(always)]
-fn unpack_residuals<B: Bits>(resi: &[u8], r: u32, shift: u32, out: &mut [B; GROUP]) {
-    let mask = (1u64 << r) - 1;
-    for j in 0..GROUP / 8 {
-        let acc = load_le_u64(resi, j * r as usize);
-        for i in 0..8 {
-            out[8 * j + i] = B::from_u32(((acc >> (r * i as u32)) & mask) as u32) << shift;
         }
     }
 }

@@ -1,6 +1,6 @@
 //! Phase 3 of the encoder: one block's payload, written into its own byte range.
 
-use super::coding::{codes_len, resi_len, BlockKind, Coding, Group, GROUP};
+use super::coding::{codes_len, BlockKind, Coding, Group, GROUP};
 use super::plan::BlockPlan;
 use super::scalar::{Bits, SzxFloat};
 
@@ -26,65 +26,59 @@ pub fn encode_block<T: SzxFloat>(x: &[T], plan: &BlockPlan<T>, out: &mut [u8]) -
         }
         Some(kind @ BlockKind::Coded { offset, .. }) => {
             let Some(c) = Coding::from_kind(kind, plan.value) else { return false };
-            if out.len() < c.fixed_len(x.len()) {
+            if out.len() < c.head_len(x.len()) {
                 return false;
             }
             if offset {
                 encode_coded::<T, true>(x, &c, out)
             } else {
-                encode_coded::<T, false>(x, &c, out)
+                encode_coded::<T, false>(x, &c.flushing(plan.value), out)
             }
         }
         _ => false,
     }
 }
 
-/// Writes a coded payload; true if the mid bytes filled exactly their planned range.
+/// Bytes a group's pieces are assembled in: at most `8 * GROUP` mid bytes and `GROUP`
+/// residual bytes, and spare bytes for whole-word stores past their ends.
+const STAGE: usize = GROUP * 9 + 16;
+
+/// Writes a coded payload; true if the groups filled exactly their planned range.
 fn encode_coded<T: SzxFloat, const OFFSET: bool>(x: &[T], c: &Coding<T>, out: &mut [u8]) -> bool {
-    let n = x.len();
-    let resi_at = out.len() - resi_len(n, c.resi_bits);
-    let codes_at = resi_at - codes_len(n);
     if OFFSET {
         c.reference.to_bits().store_le(out);
     }
-    let (head, tail) = out.split_at_mut(codes_at);
-    let (codes, resi) = tail.split_at_mut(resi_at - codes_at);
-    let mut pos = c.reference_len();
+    let (codes, body) = out[c.reference_len()..].split_at_mut(codes_len(x.len()));
+    let mut pos = 0;
     let mut g = Group::new();
-    // A group's bytes are assembled here with whole-word stores, then copied out once.
-    let mut stage = [0u8; GROUP * 8 + 8];
-    let r = c.resi_bits as usize;
-    for (i, (xs, codes)) in x.chunks(GROUP).zip(codes.chunks_mut(GROUP / 4)).enumerate() {
+    let mut stage = [0u8; STAGE];
+    for (xs, codes) in x.chunks(GROUP).zip(codes.chunks_mut(GROUP / 4)) {
         c.group::<OFFSET>(xs, g.last(), &mut g);
-        let len = stage_mid::<T>(c, &g, &mut stage);
-        match head.get_mut(pos..pos + len) {
-            Some(dst) => dst.copy_from_slice(&stage[..len]),
+        pack_codes(&g.lead, codes);
+        let mid = stage_mid::<T>(c, &g, &mut stage);
+        let resi = pack_residuals(c, &g, &mut stage[mid..]);
+        match body.get_mut(pos..pos + mid + resi) {
+            Some(dst) => dst.copy_from_slice(&stage[..mid + resi]),
             None => return false,
         }
-        pos += len;
-        pack_codes(&g.lead, codes);
-        if let Some(resi) = resi.get_mut(i * GROUP * r / 8..).filter(|_| r > 0) {
-            let len = pack_residuals(c, &g, &mut stage);
-            let len = len.min(resi.len());
-            resi[..len].copy_from_slice(&stage[..len]);
-        }
+        pos += mid + resi;
     }
-    pos == head.len()
+    pos == body.len()
 }
 
 /// The mid bytes of a group, assembled in `stage`; returns their length. Of a value's
-/// `req_bytes` whole bytes, read as an integer `u` (its top byte is the pattern's first),
-/// the low `req_bytes - lead` bytes are stored, least significant first: one whole-word
+/// `q` whole bytes, read as an integer `u` (its top byte is the pattern's first), the
+/// low `q - min(lead, q)` bytes are stored, least significant first: one whole-word
 /// store per value, whose spare bytes the next value overwrites, and no shift by `lead`.
 #[inline(always)]
-fn stage_mid<T: SzxFloat>(c: &Coding<T>, g: &Group<T>, stage: &mut [u8; GROUP * 8 + 8]) -> usize {
+fn stage_mid<T: SzxFloat>(c: &Coding<T>, g: &Group<T>, stage: &mut [u8; STAGE]) -> usize {
     let shift = T::Bits::BITS - 8 * c.req_bytes;
     let mut at = 0usize;
     for (&t, &lead) in g.t[..g.len].iter().zip(&g.lead) {
         if let Some(dst) = stage.get_mut(at..at + T::BYTES) {
             (t >> shift).store_le(dst);
         }
-        at += (c.req_bytes - lead as u32) as usize;
+        at += c.mid_len(lead as u32) as usize;
     }
     at
 }
@@ -100,16 +94,31 @@ fn pack_codes(lead: &[u8; GROUP], out: &mut [u8]) {
     out[..n].copy_from_slice(&packed[..n]);
 }
 
-/// The residual bits of a group packed least significant first into `stage`, eight
-/// values in exactly `resi_bits` bytes (each eight stored as one word whose spare bytes
-/// the next word overwrites); returns their length.
+/// The residual bits of a group's values that store them (every code but the repeat
+/// code), packed least significant first into `stage` and padded to a byte; returns
+/// their length. Eight values at a time go into a word, whose whole bytes are stored
+/// and whose leftover bits carry into the next eight.
 #[inline(always)]
-fn pack_residuals<T: SzxFloat>(c: &Coding<T>, g: &Group<T>, stage: &mut [u8; GROUP * 8 + 8]) -> usize {
+fn pack_residuals<T: SzxFloat>(c: &Coding<T>, g: &Group<T>, stage: &mut [u8]) -> usize {
     let r = c.resi_bits;
-    for (j, ts) in g.t[..g.len].chunks(8).enumerate() {
-        let acc = ts.iter().enumerate().fold(0u64, |acc, (i, &v)| acc | (c.residual(v) as u64) << (r * i as u32));
-        let at = j * r as usize;
-        stage[at..at + 8].copy_from_slice(&acc.to_le_bytes());
+    if r == 0 {
+        return 0;
     }
-    resi_len(g.len, r)
+    let (mut acc, mut bits, mut at) = (0u64, 0u32, 0usize);
+    for (ts, ls) in g.t[..g.len].chunks(8).zip(g.lead.chunks(8)) {
+        for (&t, &l) in ts.iter().zip(ls) {
+            let keep = c.stores_residual(l as u32);
+            acc |= (if keep { c.residual(t) as u64 } else { 0 }) << bits;
+            bits += if keep { r } else { 0 };
+        }
+        // At most 7 carried + 8 * 7 new bits: the word holds them.
+        if let Some(dst) = stage.get_mut(at..at + 8) {
+            dst.copy_from_slice(&acc.to_le_bytes());
+        }
+        let whole = bits / 8;
+        at += whole as usize;
+        acc >>= 8 * whole;
+        bits -= 8 * whole;
+    }
+    at + (bits > 0) as usize
 }

@@ -12,7 +12,8 @@
 //!
 //! Direct coding only rounds the mantissa of each value (cuts it, where rounding would
 //! overflow), which provably moves a value by at most `E` (see
-//! [`Tolerance::mantissa_bits`]). Offset coding rounds three times (the difference, its
+//! [`Tolerance::mantissa_bits`]), or keeps a value with `|x| <= E` as a zero of its sign
+//! (exactly within `E`; runs of such values then repeat and cost only their codes). Offset coding rounds three times (the difference, its
 //! mantissa, the reconstruction), so every reconstructed value is checked against the
 //! bound, exactly where the rounded error equals `E`; if one fails, one more mantissa bit
 //! is tried, then direct coding. Direct coding is also chosen when it is no dearer and
@@ -32,7 +33,9 @@ const LANES: usize = 8;
 pub struct BlockPlan<T: SzxFloat> {
     /// The state byte (see [`super::coding::state`]).
     pub state: u8,
-    /// The constant (constant blocks) or the reference (offset coding); zero otherwise.
+    /// The constant (constant blocks), the reference (offset coding), or the flush
+    /// threshold of direct coding (`E`: smaller magnitudes are coded as zeros of their
+    /// sign; not stored); zero otherwise.
     pub value: T,
     /// Payload bytes.
     pub size: u32,
@@ -67,7 +70,8 @@ pub fn plan_block<T: SzxFloat>(x: &[T], tol: &Tolerance<T>) -> BlockPlan<T> {
     }
     let (coding, size) = choose_coding(x, &st, tol);
     if size + SIZE_ENTRY_BYTES < raw_len {
-        BlockPlan { state: coding.state(), value: coding.reference, size: size as u32 }
+        let value = if coding.offset { coding.reference } else { tol.e };
+        BlockPlan { state: coding.state(), value, size: size as u32 }
     } else {
         BlockPlan::fixed(state::RAW, raw_len)
     }
@@ -100,7 +104,7 @@ fn choose_coding<T: SzxFloat>(x: &[T], st: &BlockStats<T>, tol: &Tolerance<T>) -
     // bits that cutting off needs.
     let top = |bits: T::Bits| exponent_of::<T>(bits) == T::BIAS;
     let max_abs = st.max_abs();
-    let direct = Coding::new(false, tol.mantissa_bits(exponent_of::<T>(max_abs), !top(max_abs)), T::ZERO);
+    let direct = Coding::new(false, tol.mantissa_bits(exponent_of::<T>(max_abs), !top(max_abs)), T::ZERO).flushing(tol.e);
     let direct_len = || (direct, measure::<T, false>(x, &direct).0);
     if st.has_zero {
         return direct_len();
@@ -131,10 +135,10 @@ fn choose_coding<T: SzxFloat>(x: &[T], st: &BlockStats<T>, tol: &Tolerance<T>) -
 fn measure<T: SzxFloat, const OFFSET: bool>(x: &[T], c: &Coding<T>) -> (usize, T) {
     let mut g = Group::new();
     let mut worst = [T::ZERO; LANES];
-    let mut reused = 0u32;
+    let mut len = c.head_len(x.len());
     for xs in x.chunks(GROUP) {
         c.group::<OFFSET>(xs, g.last(), &mut g);
-        reused += g.reused();
+        len += c.group_len(&g);
         if OFFSET {
             for (vs, ts) in xs.chunks(LANES).zip(g.t.chunks(LANES)) {
                 for ((w, &v), &tv) in worst.iter_mut().zip(vs).zip(ts) {
@@ -143,8 +147,7 @@ fn measure<T: SzxFloat, const OFFSET: bool>(x: &[T], c: &Coding<T>) -> (usize, T
             }
         }
     }
-    let worst = worst.iter().fold(T::ZERO, |a, &b| a.fmax(b));
-    (c.fixed_len(x.len()) + x.len() * c.req_bytes as usize - reused as usize, worst)
+    (len, worst.iter().fold(T::ZERO, |a, &b| a.fmax(b)))
 }
 
 #[cfg(test)]
