@@ -106,10 +106,7 @@ fn main() {
     let reps: usize = std::env::var("CCOLL_SZX_BENCH_REPS").ok().and_then(|v| v.parse().ok()).unwrap_or(5).max(1);
     let quick = std::env::var("CCOLL_SZX_BENCH_QUICK").is_ok_and(|v| v == "1");
     let only = std::env::var("CCOLL_SZX_BENCH_DATA").ok();
-    let c = match std::env::var_os("CCOLL_SZX_C") {
-        Some(path) => Some(CSzx::open(path.as_ref()).unwrap_or_else(|e| panic!("CCOLL_SZX_C: {e}"))),
-        None => None,
-    };
+    let c = std::env::var_os("CCOLL_SZX_C").map(|path| CSzx::open(path.as_ref()).unwrap_or_else(|e| panic!("CCOLL_SZX_C: {e}")));
     let exec = CpuExecutor::new(1).expect("executor");
     println!(
         "SZx, one thread: ours vs the C SZx (blocked serial, block 128), in-process, interleaved; \

@@ -18,6 +18,7 @@
 
 mod frame;
 mod header;
+mod isa;
 pub mod pipelined;
 
 use codec_kernels::szx::{stats::block_stats, BlockKind, BlockPlan, Tolerance};

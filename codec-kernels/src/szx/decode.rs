@@ -17,6 +17,9 @@ pub enum BlockError {
     BadCodes,
 }
 
+/// Bodies (the groups of a coded block) up to this length are decoded from a padded copy.
+const SHORT_BODY: usize = 64;
+
 /// Payload bytes of a block of `n` values with state `state` whose size-table entry (for
 /// coded blocks) is `coded_size`.
 #[inline]
@@ -27,6 +30,7 @@ pub fn payload_len<T: SzxFloat>(state: u8, n: usize, coded_size: usize) -> Resul
 
 /// Decodes the block with state byte `state` and payload `payload` into `out` (the
 /// block's values; its length is the block's length).
+#[inline(always)]
 pub fn decode_block<T: SzxFloat>(state: u8, payload: &[u8], out: &mut [T]) -> Result<(), BlockError> {
     let kind = BlockKind::parse::<T>(state).ok_or(BlockError::BadState)?;
     if let Some(len) = kind.fixed_payload_len::<T>(out.len()) {
@@ -51,6 +55,16 @@ pub fn decode_block<T: SzxFloat>(state: u8, payload: &[u8], out: &mut [T]) -> Re
             }
             let (codes, body) = payload[c.reference_len()..].split_at(codes_len(n));
             check_sections(&c, n, codes, body)?;
+            // A short body (a block of mostly repeats) is read from a zero-padded copy,
+            // so that no word load runs past its end.
+            let mut padded = [0u8; SHORT_BODY + 8];
+            let body = match padded.get_mut(..body.len()) {
+                Some(p) => {
+                    p.copy_from_slice(body);
+                    &padded[..]
+                }
+                None => body,
+            };
             if offset {
                 decode_coded::<T, true>(&c, codes, body, out);
             } else {
@@ -64,6 +78,7 @@ pub fn decode_block<T: SzxFloat>(state: u8, payload: &[u8], out: &mut [T]) -> Re
 /// Checks that every code is at most the coding's cap, that the groups the codes
 /// describe fill `body` exactly, and that the padding bits of the codes and of every
 /// group's residuals are zero.
+#[inline(always)]
 fn check_sections<T: SzxFloat>(c: &Coding<T>, n: usize, codes: &[u8], body: &[u8]) -> Result<(), BlockError> {
     const LOW: u64 = 0x5555_5555_5555_5555;
     let tail_codes = n % 4;
@@ -106,52 +121,74 @@ fn check_sections<T: SzxFloat>(c: &Coding<T>, n: usize, codes: &[u8], body: &[u8
     Ok(())
 }
 
-/// Rebuilds the values of a coded block whose sections were checked.
+/// Rebuilds the values of a coded block whose sections were checked. Per group: the
+/// whole bytes (a scalar pass, each value's depending on the previous one), the
+/// residuals (at fixed positions unless the group holds a repeat code), then the
+/// patterns and values (vector code over the whole group).
+#[inline(always)]
 fn decode_coded<T: SzxFloat, const OFFSET: bool>(c: &Coding<T>, codes: &[u8], body: &[u8], out: &mut [T]) {
     let width = T::Bits::BITS;
-    let r = c.resi_bits;
+    let (q, r) = (c.req_bytes, c.resi_bits);
     // Per code: the whole bytes stored (the low ones of the whole-byte integer `u`) and
-    // their mask (the others repeat the previous value's), and the residual bits stored
-    // (none for the repeat code, which repeats the previous residual).
+    // their mask; the others repeat the previous value's.
     let advance: [usize; 4] = core::array::from_fn(|l| c.mid_len(l as u32) as usize);
     let fresh: [T::Bits; 4] = core::array::from_fn(|l| match advance[l] {
         0 => T::Bits::ZERO,
         n if n >= T::BYTES => T::Bits::ALL,
         n => !(T::Bits::ALL << (8 * n as u32)),
     });
-    let resi_step: [usize; 4] = core::array::from_fn(|l| if c.stores_residual(l as u32) { r as usize } else { 0 });
-    let whole_shift = width - 8 * c.req_bytes;
+    let repeat = if c.max_lead() > q { q as u8 + 1 } else { 4 };
+    let whole_shift = width - 8 * q;
     let resi_shift = width - c.keep_bits();
     let resi_mask = (1u64 << r) - 1;
     let mut pos = 0usize;
-    let (mut prev_u, mut prev_res) = (T::Bits::ZERO, 0u64);
-    let mut t = [T::Bits::ZERO; GROUP];
+    let (mut prev_u, mut prev_res) = (T::Bits::ZERO, 0u32);
+    let mut u = [T::Bits::ZERO; GROUP];
+    let mut res = [0u32; GROUP];
     let mut lead = [0u8; GROUP];
     for (outs, codes) in out.chunks_mut(GROUP).zip(codes.chunks(GROUP / 4)) {
         unpack_codes(codes, &mut lead);
         let m = outs.len();
-        let mid: usize = lead[..m].iter().map(|&l| advance[l as usize & 3]).sum();
-        let mut bit = (pos + mid) * 8;
-        for (v, &l) in t[..m].iter_mut().zip(&lead) {
+        for (u, &l) in u[..m].iter_mut().zip(&lead) {
             let l = l as usize & 3;
-            let u = (prev_u & !fresh[l]) | (get_mid::<T>(body, pos) & fresh[l]);
+            prev_u = (prev_u & !fresh[l]) | (get_mid::<T>(body, pos) & fresh[l]);
+            *u = prev_u;
             pos += advance[l];
-            let read = (load_le_u64(body, bit / 8) >> (bit % 8)) & resi_mask;
-            let res = if resi_step[l] > 0 { read } else { prev_res };
-            bit += resi_step[l];
-            (prev_u, prev_res) = (u, res);
-            *v = u << whole_shift | T::Bits::from_u32(res as u32) << resi_shift;
         }
-        pos = bit.div_ceil(8);
+        if r > 0 {
+            let bits = if lead[..m].iter().all(|&l| l != repeat) {
+                // Value i's residual at bits i*r: eight values per r bytes.
+                for j in 0..GROUP / 8 {
+                    let acc = load_le_u64(body, pos + j * r as usize);
+                    for i in 0..8 {
+                        res[8 * j + i] = ((acc >> (r * i as u32)) & resi_mask) as u32;
+                    }
+                }
+                m * r as usize
+            } else {
+                let mut bit = 0usize;
+                for (v, &l) in res[..m].iter_mut().zip(&lead) {
+                    let read = (load_le_u64(body, pos + bit / 8) >> (bit % 8)) & resi_mask;
+                    let keep = l != repeat;
+                    prev_res = if keep { read as u32 } else { prev_res };
+                    *v = prev_res;
+                    bit += if keep { r as usize } else { 0 };
+                }
+                bit
+            };
+            prev_res = res[m - 1];
+            pos += bits.div_ceil(8);
+        }
+        let value = |(&u, &res): (&T::Bits, &u32)| c.reconstruct::<OFFSET>(u << whole_shift | T::Bits::from_u32(res) << resi_shift);
         match <&mut [T; GROUP]>::try_from(&mut *outs) {
             Ok(full) => {
-                for i in 0..GROUP {
-                    full[i] = c.reconstruct::<OFFSET>(t[i]);
+                for (o, ur) in full.iter_mut().zip(u.iter().zip(&res)) {
+                    *o = value(ur);
                 }
             }
             Err(_) => {
-                for (o, &v) in outs.iter_mut().zip(&t) {
-                    *o = c.reconstruct::<OFFSET>(v);
+                for (o, ur) in outs.iter_mut().zip(u.iter().zip(&res)) {
+                    *o = value(ur);
                 }
             }
         }
@@ -178,13 +215,7 @@ fn unpack_codes(codes: &[u8], lead: &mut [u8; GROUP]) {
 fn get_mid<T: SzxFloat>(payload: &[u8], pos: usize) -> T::Bits {
     match payload.get(pos..pos + T::BYTES) {
         Some(b) => T::Bits::load_le(b),
-        None => {
-            let mut buf = [0u8; 8];
-            for (i, d) in buf.iter_mut().enumerate().take(T::BYTES) {
-                *d = payload.get(pos + i).copied().unwrap_or(0);
-            }
-            T::Bits::load_le(&buf)
-        }
+        None => tail_word::<T::Bits>(payload, pos, T::BYTES),
     }
 }
 
@@ -193,7 +224,24 @@ fn get_mid<T: SzxFloat>(payload: &[u8], pos: usize) -> T::Bits {
 fn load_le_u64(b: &[u8], at: usize) -> u64 {
     match b.get(at..at + 8) {
         Some(w) => u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]),
-        None => (0..8).fold(0u64, |acc, i| acc | (b.get(at + i).copied().unwrap_or(0) as u64) << (8 * i)),
+        None => tail_word::<u64>(b, at, 8),
+    }
+}
+
+/// The `width` bytes at `at` (fewer than `width` left in `b`) as a little-endian word,
+/// zero past the end: the last whole word of `b`, shifted down.
+#[inline(always)]
+fn tail_word<B: Bits>(b: &[u8], at: usize, width: usize) -> B {
+    if at >= b.len() {
+        return B::ZERO;
+    }
+    match b.len().checked_sub(width) {
+        Some(last) => B::load_le(&b[last..]) >> (8 * (at - last) as u32),
+        None => {
+            let mut buf = [0u8; 8];
+            buf[..b.len() - at].copy_from_slice(&b[at..]);
+            B::load_le(&buf)
+        }
     }
 }
 

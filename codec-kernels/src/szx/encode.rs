@@ -8,6 +8,7 @@ use super::scalar::{Bits, SzxFloat};
 /// `plan.size` bytes (the range phase 2 assigned to the block). Returns false, having
 /// written nothing useful, if `out` has another length or the plan is not one phase 1
 /// produces for `x`.
+#[inline(always)]
 pub fn encode_block<T: SzxFloat>(x: &[T], plan: &BlockPlan<T>, out: &mut [u8]) -> bool {
     if out.len() != plan.size as usize {
         return false;
@@ -44,6 +45,7 @@ pub fn encode_block<T: SzxFloat>(x: &[T], plan: &BlockPlan<T>, out: &mut [u8]) -
 const STAGE: usize = GROUP * 9 + 16;
 
 /// Writes a coded payload; true if the groups filled exactly their planned range.
+#[inline(always)]
 fn encode_coded<T: SzxFloat, const OFFSET: bool>(x: &[T], c: &Coding<T>, out: &mut [u8]) -> bool {
     if OFFSET {
         c.reference.to_bits().store_le(out);
@@ -70,15 +72,24 @@ fn encode_coded<T: SzxFloat, const OFFSET: bool>(x: &[T], c: &Coding<T>, out: &m
 /// `q` whole bytes, read as an integer `u` (its top byte is the pattern's first), the
 /// low `q - min(lead, q)` bytes are stored, least significant first: one whole-word
 /// store per value, whose spare bytes the next value overwrites, and no shift by `lead`.
+/// The words and lengths are computed first over the whole group (vector code); the
+/// stores follow.
 #[inline(always)]
 fn stage_mid<T: SzxFloat>(c: &Coding<T>, g: &Group<T>, stage: &mut [u8; STAGE]) -> usize {
     let shift = T::Bits::BITS - 8 * c.req_bytes;
+    let q = c.req_bytes as u8;
+    let mut u = [T::Bits::ZERO; GROUP];
+    let mut len = [0u8; GROUP];
+    for i in 0..GROUP {
+        u[i] = g.t[i] >> shift;
+        len[i] = q.saturating_sub(g.lead[i]);
+    }
     let mut at = 0usize;
-    for (&t, &lead) in g.t[..g.len].iter().zip(&g.lead) {
-        if let Some(dst) = stage.get_mut(at..at + T::BYTES) {
-            (t >> shift).store_le(dst);
-        }
-        at += c.mid_len(lead as u32) as usize;
+    for (&u, &len) in u[..g.len].iter().zip(&len) {
+        // At most 63 values of 8 bytes precede: always in range.
+        let at_ = at.min(STAGE - 8);
+        u.store_le(&mut stage[at_..at_ + 8]);
+        at += len as usize;
     }
     at
 }
@@ -96,20 +107,28 @@ fn pack_codes(lead: &[u8; GROUP], out: &mut [u8]) {
 
 /// The residual bits of a group's values that store them (every code but the repeat
 /// code), packed least significant first into `stage` and padded to a byte; returns
-/// their length. Eight values at a time go into a word, whose whole bytes are stored
-/// and whose leftover bits carry into the next eight.
+/// their length. The residuals and their widths (0 for a repeat) are computed first
+/// over the whole group (vector code); then eight at a time go into a word, whose whole
+/// bytes are stored and whose leftover bits carry into the next eight.
 #[inline(always)]
 fn pack_residuals<T: SzxFloat>(c: &Coding<T>, g: &Group<T>, stage: &mut [u8]) -> usize {
     let r = c.resi_bits;
     if r == 0 {
         return 0;
     }
+    let q = c.req_bytes as u8;
+    let mut res = [0u64; GROUP];
+    let mut width = [0u8; GROUP];
+    for i in 0..GROUP {
+        let keep = g.lead[i] <= q;
+        res[i] = if keep { c.residual(g.t[i]) as u64 } else { 0 };
+        width[i] = if keep { r as u8 } else { 0 };
+    }
     let (mut acc, mut bits, mut at) = (0u64, 0u32, 0usize);
-    for (ts, ls) in g.t[..g.len].chunks(8).zip(g.lead.chunks(8)) {
-        for (&t, &l) in ts.iter().zip(ls) {
-            let keep = c.stores_residual(l as u32);
-            acc |= (if keep { c.residual(t) as u64 } else { 0 }) << bits;
-            bits += if keep { r } else { 0 };
+    for (res, width) in res[..g.len].chunks(8).zip(width.chunks(8)) {
+        for (&v, &w) in res.iter().zip(width) {
+            acc |= v << bits;
+            bits += w as u32;
         }
         // At most 7 carried + 8 * 7 new bits: the word holds them.
         if let Some(dst) = stage.get_mut(at..at + 8) {

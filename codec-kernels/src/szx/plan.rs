@@ -54,6 +54,7 @@ impl<T: SzxFloat> BlockPlan<T> {
 }
 
 /// Decides the plan of block `x` (non-empty, at most `MAX_BLOCK_SIZE` values).
+#[inline(always)]
 pub fn plan_block<T: SzxFloat>(x: &[T], tol: &Tolerance<T>) -> BlockPlan<T> {
     use super::coding::state;
     let raw_len = T::BYTES * x.len();
@@ -78,13 +79,14 @@ pub fn plan_block<T: SzxFloat>(x: &[T], tol: &Tolerance<T>) -> BlockPlan<T> {
 }
 
 /// `min/2 + max/2`: the midpoint without overflow for any finite pair.
-#[inline]
+#[inline(always)]
 fn midpoint<T: SzxFloat>(st: &BlockStats<T>) -> T {
     st.min * T::HALF + st.max * T::HALF
 }
 
 /// A value within `E` of both extremes (hence of every value), if the rounded midpoint
 /// or its neighbour towards the violated side is one.
+#[inline(always)]
 fn constant<T: SzxFloat>(st: &BlockStats<T>, tol: &Tolerance<T>) -> Option<T> {
     let mid = midpoint(st);
     let ok = |c: T| tol.within(st.max, c) && tol.within(st.min, c);
@@ -99,6 +101,7 @@ fn constant<T: SzxFloat>(st: &BlockStats<T>, tol: &Tolerance<T>) -> Option<T> {
 
 /// The cheapest coding that provably or verifiably keeps every value within `E`, and
 /// its payload length.
+#[inline(always)]
 fn choose_coding<T: SzxFloat>(x: &[T], st: &BlockStats<T>, tol: &Tolerance<T>) -> (Coding<T>, usize) {
     // In the top binade rounding may be refused (it would reach infinity), so keep the
     // bits that cutting off needs.
@@ -132,6 +135,7 @@ fn choose_coding<T: SzxFloat>(x: &[T], st: &BlockStats<T>, tol: &Tolerance<T>) -
 
 /// Payload bytes of `x` under coding `c` (`OFFSET == c.offset`) and, for offset coding,
 /// the largest rounded reconstruction error `|x - x'|`.
+#[inline(always)]
 fn measure<T: SzxFloat, const OFFSET: bool>(x: &[T], c: &Coding<T>) -> (usize, T) {
     let mut g = Group::new();
     let mut worst = [T::ZERO; LANES];

@@ -204,13 +204,15 @@ macro_rules! float_impl {
             fn from_f64_down(v: f64) -> Self {
                 $from_f64_down(v)
             }
+            // Plain compare-and-select: one vector min/max instruction (the NaN-aware
+            // `f32::min` takes three more).
             #[inline(always)]
             fn fmin(self, o: Self) -> Self {
-                <$f>::min(self, o)
+                if o < self { o } else { self }
             }
             #[inline(always)]
             fn fmax(self, o: Self) -> Self {
-                <$f>::max(self, o)
+                if o > self { o } else { self }
             }
         }
     };

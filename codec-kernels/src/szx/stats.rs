@@ -26,7 +26,7 @@ impl<T: SzxFloat> BlockStats<T> {
 }
 
 /// Statistics of a non-empty block.
-#[inline]
+#[inline(always)]
 pub fn block_stats<T: SzxFloat>(x: &[T]) -> BlockStats<T> {
     let first = x.first().copied().unwrap_or(T::ZERO);
     let mut mn = [first; LANES];
