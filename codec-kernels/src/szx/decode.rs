@@ -3,7 +3,7 @@
 //! Every length and code is checked before the values are rebuilt, so no bytes, however
 //! corrupt, make the decoder read outside the payload or panic.
 
-use super::coding::{codes_len, BlockKind, Coding, GROUP};
+use super::coding::{codes_len, mode, BlockKind, Coding, GROUP};
 use super::scalar::{Bits, SzxFloat};
 
 /// Why a block cannot be decoded.
@@ -46,9 +46,16 @@ pub fn decode_block<T: SzxFloat>(state: u8, payload: &[u8], out: &mut [T]) -> Re
                 *o = T::from_bits(T::Bits::load_le(b));
             }
         }
-        BlockKind::Coded { offset, .. } => {
-            let reference = if offset && payload.len() >= T::BYTES { T::from_bits(T::Bits::load_le(payload)) } else { T::ZERO };
-            let c = Coding::from_kind(kind, reference).ok_or(BlockError::BadState)?;
+        BlockKind::Coded { .. } | BlockKind::Quantized { .. } => {
+            let (reference, delta_exp) = match kind {
+                BlockKind::Coded { offset: true, .. } if payload.len() >= T::BYTES => (T::from_bits(T::Bits::load_le(payload)), 0),
+                BlockKind::Quantized { .. } if payload.len() >= 2 => (T::ZERO, i16::from_le_bytes([payload[0], payload[1]]) as i32),
+                _ => (T::ZERO, 0),
+            };
+            if delta_exp.abs() >= T::BIAS {
+                return Err(BlockError::BadCodes);
+            }
+            let c = Coding::from_kind(kind, reference, delta_exp).ok_or(BlockError::BadState)?;
             let n = out.len();
             if payload.len() < c.head_len(n) {
                 return Err(BlockError::BadLength);
@@ -65,10 +72,10 @@ pub fn decode_block<T: SzxFloat>(state: u8, payload: &[u8], out: &mut [T]) -> Re
                 }
                 None => body,
             };
-            if offset {
-                decode_coded::<T, true>(&c, codes, body, out);
-            } else {
-                decode_coded::<T, false>(&c, codes, body, out);
+            match c.mode {
+                mode::OFFSET => decode_coded::<T, { mode::OFFSET }>(&c, codes, body, out),
+                mode::QUANT => decode_coded::<T, { mode::QUANT }>(&c, codes, body, out),
+                _ => decode_coded::<T, { mode::DIRECT }>(&c, codes, body, out),
             }
         }
     }
@@ -126,7 +133,7 @@ fn check_sections<T: SzxFloat>(c: &Coding<T>, n: usize, codes: &[u8], body: &[u8
 /// residuals (at fixed positions unless the group holds a repeat code), then the
 /// patterns and values (vector code over the whole group).
 #[inline(always)]
-fn decode_coded<T: SzxFloat, const OFFSET: bool>(c: &Coding<T>, codes: &[u8], body: &[u8], out: &mut [T]) {
+fn decode_coded<T: SzxFloat, const M: u8>(c: &Coding<T>, codes: &[u8], body: &[u8], out: &mut [T]) {
     let width = T::Bits::BITS;
     let (q, r) = (c.req_bytes, c.resi_bits);
     // Per code: the whole bytes stored (the low ones of the whole-byte integer `u`) and
@@ -179,7 +186,7 @@ fn decode_coded<T: SzxFloat, const OFFSET: bool>(c: &Coding<T>, codes: &[u8], bo
             prev_res = res[m - 1];
             pos += bits.div_ceil(8);
         }
-        let value = |(&u, &res): (&T::Bits, &u32)| c.reconstruct::<OFFSET>(u << whole_shift | T::Bits::from_u32(res) << resi_shift);
+        let value = |(&u, &res): (&T::Bits, &u32)| c.reconstruct::<M>(u << whole_shift | T::Bits::from_u32(res) << resi_shift);
         match <&mut [T; GROUP]>::try_from(&mut *outs) {
             Ok(full) => {
                 for (o, ur) in full.iter_mut().zip(u.iter().zip(&res)) {
@@ -280,7 +287,7 @@ mod tests {
     }
 
     #[test]
-    fn zeros_and_signs_survive_direct_coding() {
+    fn zeros_and_signs_survive_fixed_point_coding() {
         let x: [f64; 100] = core::array::from_fn(|i| match i % 4 {
             0 => 0.0,
             1 => -0.0,
@@ -289,7 +296,7 @@ mod tests {
         });
         let mut back = [1f64; 100];
         let (state, _) = round_trip(&x, 1e-3, &mut back);
-        assert_eq!(state & 0xc0, 0x40, "direct coding");
+        assert_eq!(state & 0xc0, 0xc0, "fixed-point coding");
         for (a, b) in x.iter().zip(&back) {
             assert!((a - b).abs() <= 1e-3);
             assert_eq!(a.is_sign_negative(), b.is_sign_negative());

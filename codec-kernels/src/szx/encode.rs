@@ -1,8 +1,8 @@
 //! Phase 3 of the encoder: one block's payload, written into its own byte range.
 
-use super::coding::{codes_len, BlockKind, Coding, Group, GROUP};
+use super::coding::{codes_len, mode, BlockKind, Coding, Group, GROUP};
 use super::plan::BlockPlan;
-use super::scalar::{Bits, SzxFloat};
+use super::scalar::{exponent_of, Bits, SzxFloat};
 
 /// Writes the payload of block `x` as planned into `out`, which must hold exactly
 /// `plan.size` bytes (the range phase 2 assigned to the block). Returns false, having
@@ -25,15 +25,18 @@ pub fn encode_block<T: SzxFloat>(x: &[T], plan: &BlockPlan<T>, out: &mut [u8]) -
             }
             true
         }
-        Some(kind @ BlockKind::Coded { offset, .. }) => {
-            let Some(c) = Coding::from_kind(kind, plan.value) else { return false };
+        Some(kind @ (BlockKind::Coded { .. } | BlockKind::Quantized { .. })) => {
+            // The plan's value: the reference, the flush threshold of direct coding, or
+            // the unit of fixed-point coding.
+            let delta_exp = exponent_of::<T>(plan.value.abs().to_bits());
+            let Some(c) = Coding::from_kind(kind, plan.value, delta_exp) else { return false };
             if out.len() < c.head_len(x.len()) {
                 return false;
             }
-            if offset {
-                encode_coded::<T, true>(x, &c, out)
-            } else {
-                encode_coded::<T, false>(x, &c.flushing(plan.value), out)
+            match c.mode {
+                mode::OFFSET => encode_coded::<T, { mode::OFFSET }>(x, &c, out),
+                mode::QUANT => encode_coded::<T, { mode::QUANT }>(x, &c, out),
+                _ => encode_coded::<T, { mode::DIRECT }>(x, &c.flushing(plan.value), out),
             }
         }
         _ => false,
@@ -46,16 +49,14 @@ const STAGE: usize = GROUP * 9 + 16;
 
 /// Writes a coded payload; true if the groups filled exactly their planned range.
 #[inline(always)]
-fn encode_coded<T: SzxFloat, const OFFSET: bool>(x: &[T], c: &Coding<T>, out: &mut [u8]) -> bool {
-    if OFFSET {
-        c.reference.to_bits().store_le(out);
-    }
+fn encode_coded<T: SzxFloat, const M: u8>(x: &[T], c: &Coding<T>, out: &mut [u8]) -> bool {
+    c.store_reference(out);
     let (codes, body) = out[c.reference_len()..].split_at_mut(codes_len(x.len()));
     let mut pos = 0;
     let mut g = Group::new();
     let mut stage = [0u8; STAGE];
     for (xs, codes) in x.chunks(GROUP).zip(codes.chunks_mut(GROUP / 4)) {
-        c.group::<OFFSET>(xs, g.last(), &mut g);
+        c.group::<M>(xs, g.last(), &mut g);
         pack_codes(&g.lead, codes);
         let mid = stage_mid::<T>(c, &g, &mut stage);
         let resi = pack_residuals(c, &g, &mut stage[mid..]);
