@@ -5,8 +5,8 @@
 
 use std::sync::{Mutex, PoisonError};
 
-use codec_kernels::szx::coding::{is_coded, SIZE_ENTRY_BYTES};
-use codec_kernels::szx::{decode_block, encode_block, payload_len, plan_block, BlockError, BlockPlan, Tolerance};
+use codec_kernels::szx::coding::{is_coded, state, SIZE_ENTRY_BYTES};
+use codec_kernels::szx::{decode_block, encode_block, payload_len, plan_block, BlockError, BlockPlan, SzxFloat, Tolerance};
 
 use super::isa::multiversion;
 use crate::{CpuExecutor, Element, Error, Result};
@@ -167,6 +167,11 @@ multiversion! {
 fn decode_tile_body<T: Element>(tile: DecodeTile<'_, T>, block: usize) -> Result<()> {
     let (mut rank, mut pos) = (0usize, 0usize);
     for (j, (&s, x)) in tile.states.iter().zip(tile.out.chunks_mut(block)).enumerate() {
+        // Zero blocks (no payload, no size entry) are the common case of sparse fields.
+        if s == state::ZERO {
+            x.fill(<T as SzxFloat>::ZERO);
+            continue;
+        }
         let fail = |e| corrupt(tile.chunk, tile.first_block + j, e);
         let len = block_len::<T>(s, x.len(), tile.sizes, &mut rank).map_err(fail)?;
         let payload = tile.payloads.get(pos..pos + len).ok_or_else(|| fail(BlockError::BadLength))?;
