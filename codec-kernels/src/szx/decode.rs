@@ -156,11 +156,25 @@ fn decode_coded<T: SzxFloat, const M: u8>(c: &Coding<T>, codes: &[u8], body: &[u
     for (outs, codes) in out.chunks_mut(GROUP).zip(codes.chunks(GROUP / 4)) {
         unpack_codes(codes, &mut lead);
         let m = outs.len();
-        for (u, &l) in u[..m].iter_mut().zip(&lead) {
-            let l = l as usize & 3;
-            prev_u = (prev_u & !fresh[l]) | (get_mid::<T>(body, pos) & fresh[l]);
-            *u = prev_u;
-            pos += advance[l];
+        if q == 1 {
+            // One whole byte: value i's is the last one stored up to it (code 0).
+            // Counting them replaces the per-value masks and table look-ups.
+            let mut stored = 0usize;
+            for (u, &l) in u[..m].iter_mut().zip(&lead) {
+                stored += (l == 0) as usize;
+                if let Some(i) = stored.checked_sub(1) {
+                    prev_u = T::Bits::from_u32(body.get(pos + i).copied().unwrap_or(0) as u32);
+                }
+                *u = prev_u;
+            }
+            pos += stored;
+        } else {
+            for (u, &l) in u[..m].iter_mut().zip(&lead) {
+                let l = l as usize & 3;
+                prev_u = (prev_u & !fresh[l]) | (get_mid::<T>(body, pos) & fresh[l]);
+                *u = prev_u;
+                pos += advance[l];
+            }
         }
         if r > 0 {
             let bits = if lead[..m].iter().all(|&l| l != repeat) {
