@@ -276,7 +276,7 @@ mod tests {
     /// Encodes and decodes one block; returns the payload length.
     fn round_trip<T: SzxFloat>(x: &[T], e: T, back: &mut [T]) -> (u8, usize) {
         let plan = plan_block(x, &Tolerance::new(e));
-        let mut buf = [0u8; 8 * 300];
+        let mut buf = [0u8; 8 * 300 + 16];
         let out = &mut buf[..plan.size as usize];
         assert!(encode_block(x, &plan, out));
         decode_block(plan.state, out, back).unwrap();
@@ -320,6 +320,38 @@ mod tests {
         }
     }
 
+    /// Runs of repeated values (zeros, a plateau) across group boundaries, in every kind
+    /// of coded block: the repeat code carries whole bytes and residuals over.
+    #[test]
+    fn repeats_round_trip_across_groups() {
+        let x: [f32; 300] = core::array::from_fn(|i| match i % 150 {
+            0..=59 => 0.0,
+            60..=70 => (i as f32 * 0.37).sin() * 0.8,
+            71..=140 => 0.4375,
+            _ => -(i as f32) * 1e-3,
+        });
+        let plateau: [f32; 300] = core::array::from_fn(|i| 7.0 + if (60..140).contains(&(i % 150)) { 0.0 } else { (i as f32 * 0.1).cos() * 0.01 });
+        let mut kinds = [false; 3];
+        for data in [&x, &plateau] {
+            for e in [1e-1f32, 1e-2, 1e-3, 1e-5, 0.0] {
+                for n in [63usize, 64, 65, 128, 200, 300] {
+                    let mut back = [9f32; 300];
+                    let (state, _) = round_trip(&data[..n], e, &mut back[..n]);
+                    if let Some(k) = [0x40u8, 0x80, 0xc0].iter().position(|&s| state & 0xc0 == s) {
+                        kinds[k] = true;
+                    }
+                    for (a, b) in data[..n].iter().zip(&back[..n]) {
+                        assert!(((a - b) as f64).abs() <= e as f64, "e {e} n {n}: {a} vs {b}");
+                        if *a == 0.0 {
+                            assert_eq!(a.to_bits(), b.to_bits());
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(kinds, [true, true, true], "direct, offset and fixed-point blocks all tried");
+    }
+
     #[test]
     fn corrupt_payloads_are_rejected() {
         let x: [f32; 128] = core::array::from_fn(|i| 1.0 + (i as f32 * 0.1).sin());
@@ -335,5 +367,16 @@ mod tests {
         assert_eq!(decode_block(0x7f, out, &mut back), Err(BlockError::BadState));
         assert_eq!(decode_block(0x01, out, &mut back), Err(BlockError::BadLength));
         assert_eq!(decode_block(plan.state, &out[..3], &mut back), Err(BlockError::BadLength));
+        // A fixed-point block whose unit is not a normal power of two.
+        let x: [f32; 128] = core::array::from_fn(|i| if i % 5 == 0 { 0.0 } else { (i as f32 * 0.1).sin() });
+        let plan = plan_block(&x, &Tolerance::new(1e-3f32));
+        assert_eq!(plan.state & 0xc0, 0xc0);
+        let out = &mut buf[..plan.size as usize];
+        assert!(encode_block(&x, &plan, out));
+        assert_eq!(decode_block(plan.state, out, &mut back), Ok(()));
+        for e in [127i16, -127, i16::MAX] {
+            out[..2].copy_from_slice(&e.to_le_bytes());
+            assert_eq!(decode_block(plan.state, out, &mut back), Err(BlockError::BadCodes));
+        }
     }
 }
