@@ -177,28 +177,31 @@ fn decode_coded<T: SzxFloat, const M: u8>(c: &Coding<T>, codes: &[u8], body: &[u
             }
         }
         if r > 0 {
-            let bits = if lead[..m].iter().all(|&l| l != repeat) {
-                // Value i's residual at bits i*r: eight values per r bytes.
-                for j in 0..GROUP / 8 {
-                    let acc = load_le_u64(body, pos + j * r as usize);
-                    for i in 0..8 {
-                        res[8 * j + i] = ((acc >> (r * i as u32)) & resi_mask) as u32;
-                    }
+            // The residuals stored (every code but the repeat code), unpacked at fixed
+            // positions, eight per r bytes (vector code)...
+            let mut packed = [0u32; GROUP];
+            for j in 0..GROUP / 8 {
+                let acc = load_le_u64(body, pos + j * r as usize);
+                for i in 0..8 {
+                    packed[8 * j + i] = ((acc >> (r * i as u32)) & resi_mask) as u32;
                 }
-                m * r as usize
+            }
+            let stored = lead[..m].iter().filter(|&&l| l != repeat).count();
+            if stored == m {
+                res = packed;
             } else {
-                let mut bit = 0usize;
+                // ...then spread: a repeat takes the last residual stored before it.
+                let mut seen = 0usize;
                 for (v, &l) in res[..m].iter_mut().zip(&lead) {
-                    let read = (load_le_u64(body, pos + bit / 8) >> (bit % 8)) & resi_mask;
-                    let keep = l != repeat;
-                    prev_res = if keep { read as u32 } else { prev_res };
+                    seen += (l != repeat) as usize;
+                    if let Some(j) = seen.checked_sub(1) {
+                        prev_res = packed[j & (GROUP - 1)];
+                    }
                     *v = prev_res;
-                    bit += if keep { r as usize } else { 0 };
                 }
-                bit
-            };
+            }
             prev_res = res[m - 1];
-            pos += bits.div_ceil(8);
+            pos += (stored * r as usize).div_ceil(8);
         }
         let value = |(&u, &res): (&T::Bits, &u32)| c.reconstruct::<M>(u << whole_shift | T::Bits::from_u32(res) << resi_shift);
         match <&mut [T; GROUP]>::try_from(&mut *outs) {
