@@ -325,6 +325,19 @@ mod tests {
 
     /// Runs of repeated values (zeros, a plateau) across group boundaries, in every kind
     /// of coded block: the repeat code carries whole bytes and residuals over.
+    /// Offset coding near the largest finite values (a reference in the top binade).
+    #[test]
+    fn huge_values_round_trip() {
+        let x: [f32; 128] = core::array::from_fn(|i| f32::MAX * (0.999 + 1e-6 * i as f32));
+        for e in [0.0f32, 1e30, 1e33] {
+            let mut back = [0f32; 128];
+            round_trip(&x, e, &mut back);
+            for (a, b) in x.iter().zip(&back) {
+                assert!(((*a as f64) - (*b as f64)).abs() <= e as f64, "e {e}: {a} vs {b}");
+            }
+        }
+    }
+
     #[test]
     fn repeats_round_trip_across_groups() {
         let x: [f32; 300] = core::array::from_fn(|i| match i % 150 {

@@ -29,6 +29,9 @@ pub fn encode_block<T: SzxFloat>(x: &[T], plan: &BlockPlan<T>, out: &mut [u8]) -
             // The plan's value: the reference, the flush threshold of direct coding, or
             // the unit of fixed-point coding.
             let delta_exp = exponent_of::<T>(plan.value.abs().to_bits());
+            if matches!(kind, BlockKind::Quantized { .. }) && delta_exp.abs() >= T::BIAS {
+                return false;
+            }
             let Some(c) = Coding::from_kind(kind, plan.value, delta_exp) else { return false };
             if out.len() < c.head_len(x.len()) {
                 return false;
