@@ -1,241 +1,182 @@
-//! SZx throughput and compression ratio on the reference data sets, side by side with the
-//! zfp C library's fixed-accuracy mode (Debian's libzfp, serial) in the same run. No
-//! comparison with the C SZx: that needs it run side by side on the same machine, which
-//! this bench does not do yet (figures copied from elsewhere are not comparable).
+//! SZx single-thread throughput and compression ratio, side by side with the C SZx
+//! (szcompressor/SZx, blocked serial mode, block 128) in the same process and run.
 //!
-//! Run: `cargo bench -p codec-host --bench szx_throughput` (release profile). The
-//! environment variable `SZX_BENCH_REPS` sets the repetitions per timing (best is kept),
-//! `SZX_BENCH_DATA=smooth3d|grad16m` runs one data set only.
+//! Run: `CCOLL_SZX_C=PATH cargo bench -p codec-host --bench szx_throughput`, where PATH is
+//! the C SZx's `libSZx.so` or its source directory (built once into
+//! `target/szx-c-build` with `./configure CXXFLAGS=-O3 && make`). Without `CCOLL_SZX_C`
+//! only our side is measured, and the output says so. `CCOLL_SZX_BENCH_REPS` sets the
+//! repetitions (median kept, default 5), `CCOLL_SZX_BENCH_QUICK=1` uses fields of 1 Mi
+//! values instead of the full sizes, `CCOLL_SZX_BENCH_DATA=a,b` picks fields.
+//! See `docs/benchmarks-szx.md`.
 
 use std::hint::black_box;
-use std::os::raw::c_void;
-use std::sync::OnceLock;
-use std::time::Instant;
 
-use codec_host::szx::{self, pipelined, ErrorBound, SzxOptions};
-use codec_host::{Codec, CpuExecutor, Shape};
+use codec_host::szx::{self, ErrorBound, SzxOptions};
+use codec_host::{CpuExecutor, Shape};
 
 mod support;
+use support::c_szx::CSzx;
 use support::thread_cpu_time;
 
-/// A fixed origin for wall-clock readings.
-fn wall_epoch() -> Instant {
-    static EPOCH: OnceLock<Instant> = OnceLock::new();
-    *EPOCH.get_or_init(Instant::now)
+/// Relative bounds: `E = R * (max - min)`.
+const BOUNDS: [f64; 3] = [1e-2, 1e-3, 1e-4];
+
+/// Fields, at their default sizes (64 MiB, 64 MiB, 26 MB).
+const FIELDS: [&str; 3] = ["smooth3d", "rtm", "seaice"];
+
+/// Values per field in quick mode.
+const QUICK_LEN: usize = 1 << 20;
+
+/// Seconds of this thread's CPU time taken by `f`, and its result.
+fn timed<R>(f: impl FnOnce() -> R) -> (f64, R) {
+    let t = thread_cpu_time();
+    let r = f();
+    ((thread_cpu_time() - t).as_secs_f64(), r)
 }
 
-/// A clock: the calling thread's CPU time for single-threaded runs (other jobs on the
-/// shared machine preempt us; CPU time leaves that out), wall time for parallel runs.
-#[derive(Clone, Copy)]
-enum Clock {
-    ThreadCpu,
-    Wall,
-}
-
-impl Clock {
-    fn now(self) -> f64 {
-        match self {
-            Clock::ThreadCpu => thread_cpu_time().as_secs_f64(),
-            Clock::Wall => wall_epoch().elapsed().as_secs_f64(),
-        }
-    }
-
-    /// Best of `reps` timings of `f`.
-    fn best(self, reps: usize, mut f: impl FnMut()) -> f64 {
-        (0..reps.max(1))
-            .map(|_| {
-                let t = self.now();
-                f();
-                self.now() - t
-            })
-            .fold(f64::MAX, f64::min)
-    }
-}
-
-/// The zfp C library's fixed-accuracy mode, timed the same way as ours.
-mod zfp_c {
-    use super::support::c_zfp::*;
-    use super::*;
-
-    /// Fixed-accuracy compression of `data` (shape `dims`, x fastest) and decompression
-    /// into `back`; returns (compressed bytes, best compress s, best decompress s).
-    pub fn run(data: &[f32], dims: &[usize], tolerance: f64, back: &mut [f32], reps: usize) -> (usize, f64, f64) {
-        // SAFETY: the field and stream point at live buffers of the sizes given, and all
-        // handles are freed before returning.
-        unsafe {
-            let field = |p: *mut f32| match *dims {
-                [nx, ny, nz] => zfp_field_3d(p as *mut c_void, ZFP_TYPE_FLOAT, nx, ny, nz),
-                _ => zfp_field_1d(p as *mut c_void, ZFP_TYPE_FLOAT, data.len()),
-            };
-            let fin = field(data.as_ptr() as *mut f32);
-            let zfp = zfp_stream_open(std::ptr::null_mut());
-            zfp_stream_set_accuracy(zfp, tolerance);
-            let mut buf = vec![0u8; zfp_stream_maximum_size(zfp, fin)];
-            let bs = stream_open(buf.as_mut_ptr() as *mut c_void, buf.len());
-            zfp_stream_set_bit_stream(zfp, bs);
-            let mut size = 0;
-            let tc = Clock::ThreadCpu.best(reps, || {
-                zfp_stream_rewind(zfp);
-                size = zfp_compress(zfp, fin);
-            });
-            let fout = field(back.as_mut_ptr());
-            let td = Clock::ThreadCpu.best(reps, || {
-                zfp_stream_rewind(zfp);
-                zfp_decompress(zfp, fout);
-            });
-            zfp_field_free(fout);
-            zfp_field_free(fin);
-            stream_close(bs);
-            zfp_stream_close(zfp);
-            (size, tc, td)
-        }
-    }
-}
-
-struct Measured {
-    ratio: f64,
-    comp: f64,
-    decomp: f64,
-    decomp_fresh: f64,
-    max_err: f64,
-    held: bool,
-    zeros_kept: bool,
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
 }
 
 fn mbps(bytes: usize, secs: f64) -> f64 {
     bytes as f64 / secs / 1e6
 }
 
-/// Best-of-`reps` compression into a reused buffer and decompression into a reused
-/// output, plus the quality of the result.
-fn measure_szx(x: &[f32], e: f64, exec: &CpuExecutor, pipe: bool, reps: usize) -> Measured {
-    let opts = SzxOptions::default();
-    let shape = Shape::d1(x.len());
-    let clock = if exec.threads() == 1 { Clock::ThreadCpu } else { Clock::Wall };
-    let max = if pipe { pipelined::max_compressed_len::<f32>(x.len(), &opts) } else { szx::max_compressed_len::<f32>(x.len(), &opts) };
-    let mut buf = vec![0u8; max];
-    let mut len = 0;
-    let tc = clock.best(reps, || {
-        len = if pipe {
-            pipelined::compress_into(x, shape, ErrorBound::Abs(e), &opts, &mut buf, exec, |d, _| {
-                black_box(d);
-            })
-        } else {
-            szx::compress_into(x, shape, ErrorBound::Abs(e), &opts, &mut buf, exec)
-        }
-        .expect("compress");
-    });
-    let mut back = vec![0f32; x.len()];
-    let td = clock.best(reps, || {
-        szx::decompress_into(&buf[..len], &mut back, exec).expect("decompress");
-    });
-    // Into a new buffer each time, first-touch page faults included.
-    let mut tf = f64::MAX;
-    for _ in 0..reps.max(1) {
-        let t = clock.now();
-        let mut fresh = vec![0f32; x.len()];
-        szx::decompress_into(&buf[..len], &mut fresh, exec).expect("decompress");
-        tf = tf.min(clock.now() - t);
-        black_box(&fresh);
+/// Largest `|x - y|`, in f64.
+fn max_err(x: &[f32], y: &[f32]) -> f64 {
+    x.iter().zip(y).map(|(a, b)| (*a as f64 - *b as f64).abs()).fold(0.0, f64::max)
+}
+
+/// Median timings and the result of one codec on one field and bound.
+#[derive(Default)]
+struct Side {
+    comp: Vec<f64>,
+    decomp: Vec<f64>,
+    /// Ours only: decompression into a reused output (no allocation, no page faults).
+    decomp_reused: Vec<f64>,
+    bytes: usize,
+    err: f64,
+}
+
+impl Side {
+    fn comp_mbps(&self, n: usize) -> f64 {
+        mbps(n * 4, median(self.comp.clone()))
     }
-    Measured { decomp_fresh: mbps(x.len() * 4, tf), ..quality(x, &back, len, tc, td, e) }
+    fn decomp_mbps(&self, n: usize) -> f64 {
+        mbps(n * 4, median(self.decomp.clone()))
+    }
+    fn ratio(&self, n: usize) -> f64 {
+        (n * 4) as f64 / self.bytes as f64
+    }
+}
+
+/// One repetition of ours: compress into a reused buffer, decompress into a new vector
+/// (as the C API does, first-touch page faults included) and into `reused`.
+fn ours_rep(x: &[f32], e: f64, exec: &CpuExecutor, buf: &mut [u8], reused: &mut [f32], side: &mut Side, check: bool) {
+    let opts = SzxOptions::default();
+    let (tc, len) = timed(|| szx::compress_into(x, Shape::d1(x.len()), ErrorBound::Abs(e), &opts, buf, exec).expect("compress"));
+    let stream = &buf[..len];
+    let (td, back) = timed(|| {
+        let mut out = vec![0f32; x.len()];
+        szx::decompress_into(stream, &mut out, exec).expect("decompress");
+        out
+    });
+    let (tr, ()) = timed(|| {
+        szx::decompress_into(stream, reused, exec).expect("decompress");
+    });
+    side.comp.push(tc);
+    side.decomp.push(td);
+    side.decomp_reused.push(tr);
+    side.bytes = len;
+    if check {
+        side.err = max_err(x, &back);
+    }
+    black_box(back);
+}
+
+/// One repetition of the C SZx, the same way.
+fn c_rep(c: &CSzx, x: &[f32], e: f32, buf: &mut [u8], side: &mut Side, check: bool) {
+    let (tc, len) = timed(|| c.compress(x, e, buf));
+    let (td, back) = timed(|| c.decompress(&buf[..len], x.len()));
+    side.comp.push(tc);
+    side.decomp.push(td);
+    side.bytes = len;
+    if check {
+        side.err = max_err(x, &back);
+    }
+    black_box(back);
 }
 
 fn main() {
-    let reps: usize = std::env::var("SZX_BENCH_REPS").ok().and_then(|v| v.parse().ok()).unwrap_or(5);
-    let one = CpuExecutor::new(1).expect("executor");
-    let all = CpuExecutor::new(0).expect("executor");
+    let reps: usize = std::env::var("CCOLL_SZX_BENCH_REPS").ok().and_then(|v| v.parse().ok()).unwrap_or(5).max(1);
+    let quick = std::env::var("CCOLL_SZX_BENCH_QUICK").is_ok_and(|v| v == "1");
+    let only = std::env::var("CCOLL_SZX_BENCH_DATA").ok();
+    let c = std::env::var_os("CCOLL_SZX_C").map(|path| CSzx::open(path.as_ref()).unwrap_or_else(|e| panic!("CCOLL_SZX_C: {e}")));
+    let exec = CpuExecutor::new(1).expect("executor");
     println!(
-        "SZx (ccoll) vs zfp C fixed accuracy (serial); best of {reps}; MB/s of uncompressed data; \
-         single-thread runs (ours and zfp C) timed by the thread's CPU clock, 'all threads' ({}) by the wall clock.",
-        all.threads()
+        "SZx, one thread: ours vs the C SZx (blocked serial, block 128), in-process, interleaved; \
+         median of {reps}; per-thread CPU time; MB/s of uncompressed f32 data; E = R * (max - min)."
     );
     println!(
-        "'decomp' writes into a reused buffer; 'fresh' into a new one each time, first-touch page faults included. \
-         zfp (C library and ours, fixed accuracy, tolerance = E, one thread): smooth3d as a 3D field, grad16m as 1D.\n"
+        "Compress into a reused buffer; decompress into a newly allocated output (as the C API does), and, \
+         ours only, into a reused one (the decoder without the allocation's page faults)."
     );
-    println!("| data | E | E/range | mode | ratio | comp MB/s | decomp MB/s | fresh MB/s | max abs err | bound | zeros | comp / zfp C | comp / our ZFP |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
-    let only = std::env::var("SZX_BENCH_DATA").ok();
-    let wanted = |name: &str| only.as_deref().is_none_or(|o| o == name);
-    let mut sets: Vec<(&str, Vec<f32>, Shape)> = Vec::new();
-    if wanted("smooth3d") {
-        sets.push(("smooth3d", datasets::smooth3d(), Shape::d3(256, 256, 256)));
+    match &c {
+        Some(c) => println!("C SZx: {}\n", c.describe()),
+        None => println!("CCOLL_SZX_C is not set: the C SZx comparison was NOT run; ours only.\n"),
     }
-    if wanted("grad16m") {
-        sets.push(("grad16m", datasets::grad16m(), Shape::d1(16 << 20)));
-    }
+    println!(
+        "| field | R | E | C comp | ours comp | x | C decomp | ours decomp | x | C ratio | ours ratio | x | C max err | ours max err | ours decomp, reused output |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut all_held = true;
-    let mut zfp_rows = Vec::new();
-    for (name, x, shape) in &sets {
-        let (lo, hi) = datasets::value_range(x);
-        let range = hi - lo;
-        let bounds = [(1e-2 * range, true), (1e-3 * range, true), (1e-4 * range, true), (1e-2, false), (1e-3, false), (1e-4, false)];
-        for (e, relative) in bounds {
-            let zc = measure_zfp_c(x, shape.dims(), e, reps.min(3));
-            let zo = measure_our_zfp(x, *shape, e, &one, reps.min(3));
-            let e_label = if relative { format!("{:.0e}", e / range) } else { "abs".into() };
-            zfp_rows.push(format!(
-                "| {name} | {e:.3e} | {e_label} | {:.2} | {:.0} | {:.0} | {:.3e} | {:.2} | {:.0} | {:.0} | {:.3e} |",
-                zc.ratio, zc.comp, zc.decomp, zc.max_err, zo.ratio, zo.comp, zo.decomp, zo.max_err
-            ));
-            for (mode, exec, pipe) in [("1 thread", &one, false), ("all threads", &all, false), ("pipelined, 1 thread", &one, true)] {
-                let m = measure_szx(x, e, exec, pipe, reps);
-                all_held &= m.held;
-                println!(
-                    "| {name} | {e:.3e} | {e_label} | {mode} | {:.2} | {:.0} | {:.0} | {:.0} | {:.3e} | {} | {} | {:.2}x | {:.2}x |",
-                    m.ratio,
-                    m.comp,
-                    m.decomp,
-                    m.decomp_fresh,
-                    m.max_err,
-                    if m.held { "held" } else { "BROKEN" },
-                    if m.zeros_kept { "kept" } else { "lost" },
-                    m.comp / zc.comp,
-                    m.comp / zo.comp,
-                );
+    let mut c_held = true;
+    for name in FIELDS.iter().filter(|n| only.as_deref().is_none_or(|o| o.split(',').any(|w| w == **n))) {
+        let named = datasets::Named::from_name(name).expect("known field");
+        let data = if quick { named.generate_len(QUICK_LEN, datasets::DEFAULT_SEED) } else { named.generate_default() };
+        let x = data.values.to_f32();
+        let n = x.len();
+        let (lo, hi) = datasets::value_range(&x);
+        let mut ours_buf = vec![0u8; szx::max_compressed_len::<f32>(n, &SzxOptions::default())];
+        let mut reused = vec![0f32; n];
+        let mut c_buf = vec![0u8; support::c_szx::max_compressed_len(n)];
+        for r in BOUNDS {
+            // One f32 bound for both (the C API takes a float): ours gets it exactly.
+            let e32 = (r * (hi - lo)) as f32;
+            let e = e32 as f64;
+            let (mut ours, mut theirs) = (Side::default(), Side::default());
+            for rep in 0..reps {
+                if let Some(c) = &c {
+                    c_rep(c, &x, e32, &mut c_buf, &mut theirs, rep == 0);
+                }
+                ours_rep(&x, e, &exec, &mut ours_buf, &mut reused, &mut ours, rep == 0);
             }
+            all_held &= ours.err <= e;
+            let (oc, od, or) = (ours.comp_mbps(n), ours.decomp_mbps(n), ours.ratio(n));
+            let reused_mbps = mbps(n * 4, median(ours.decomp_reused.clone()));
+            let row = match &c {
+                Some(_) => {
+                    c_held &= theirs.err <= e;
+                    let (cc, cd, cr) = (theirs.comp_mbps(n), theirs.decomp_mbps(n), theirs.ratio(n));
+                    format!(
+                        "{cc:.0} | {oc:.0} | {:.2}x | {cd:.0} | {od:.0} | {:.2}x | {cr:.2} | {or:.2} | {:.2}x | {:.3e}{} | {:.3e}",
+                        oc / cc,
+                        od / cd,
+                        or / cr,
+                        theirs.err,
+                        if theirs.err <= e { "" } else { " BROKEN" },
+                        ours.err
+                    )
+                }
+                None => format!("- | {oc:.0} | - | - | {od:.0} | - | - | {or:.2} | - | - | {:.3e}", ours.err),
+            };
+            println!("| {name} ({n}) | {r:.0e} | {e:.3e} | {row} | {reused_mbps:.0} |");
         }
     }
-    println!("\nbound held everywhere: {all_held}\n");
-    println!("ZFP fixed accuracy at the same tolerance, one thread (thread CPU clock):\n");
-    println!("| data | E | E/range | zfp C ratio | zfp C comp MB/s | zfp C decomp MB/s | zfp C max err | our ZFP ratio | our ZFP comp MB/s | our ZFP decomp MB/s | our ZFP max err |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
-    for row in zfp_rows {
-        println!("{row}");
+    println!("\nours: bound held everywhere: {all_held}");
+    if c.is_some() {
+        println!("C SZx: bound held everywhere: {c_held}");
     }
-}
-
-/// zfp C fixed accuracy, serial.
-fn measure_zfp_c(x: &[f32], dims: &[usize], e: f64, reps: usize) -> Measured {
-    let mut back = vec![0f32; x.len()];
-    let (size, tc, td) = zfp_c::run(x, dims, e, &mut back, reps);
-    quality(x, &back, size, tc, td, e)
-}
-
-/// Our ZFP fixed accuracy on `exec`.
-fn measure_our_zfp(x: &[f32], shape: Shape, e: f64, exec: &CpuExecutor, reps: usize) -> Measured {
-    let codec = Codec::ZfpFixedAccuracy { tolerance: e };
-    let mut stream = Vec::new();
-    let tc = Clock::ThreadCpu.best(reps, || stream = codec.compress_with(x, shape, exec).expect("zfp compress"));
-    let mut back = vec![0f32; x.len()];
-    let td = Clock::ThreadCpu.best(reps, || {
-        codec_host::decompress_into_with(&stream, &mut back, exec).expect("zfp decompress");
-    });
-    quality(x, &back, stream.len(), tc, td, e)
-}
-
-/// Ratio, speeds and error of one codec run.
-fn quality(x: &[f32], back: &[f32], size: usize, tc: f64, td: f64, e: f64) -> Measured {
-    let max_err = x.iter().zip(back).map(|(a, b)| (*a as f64 - *b as f64).abs()).fold(0.0, f64::max);
-    let bytes = x.len() * 4;
-    Measured {
-        ratio: bytes as f64 / size as f64,
-        comp: mbps(bytes, tc),
-        decomp: mbps(bytes, td),
-        decomp_fresh: 0.0,
-        max_err,
-        held: max_err <= e,
-        zeros_kept: x.iter().zip(back).all(|(a, b)| *a != 0.0 || *b == 0.0),
-    }
+    assert!(all_held, "our SZx broke its bound");
 }

@@ -180,7 +180,7 @@ fn codec_level_streams_of_both_kinds() {
     let info = szx::describe(&Codec::SzxPipelined { bound: ErrorBound::Abs(1e-3), chunk_values: 1280 }.compress(&x, shape).unwrap()).unwrap();
     assert_eq!((info.header.pipelined, info.header.chunk_count, info.chunk_lens.len()), (true, 10, 10));
     let b = info.blocks;
-    assert_eq!(b.zero + b.constant + b.raw + b.direct + b.offset, x.len().div_ceil(128));
+    assert_eq!(b.zero + b.constant + b.raw + b.direct + b.offset + b.quantized, x.len().div_ceil(128));
 }
 
 #[test]

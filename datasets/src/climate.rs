@@ -5,6 +5,11 @@
 //! heating and an elevation lapse rate, so that coastlines are sharp discontinuities;
 //! sea ice that pins the ocean at the freezing point in high latitudes (flat plateaus);
 //! and synoptic-scale weather noise, stronger over land. The grid wraps in longitude.
+//!
+//! Sea-ice fraction on the same grid: exactly 0 over land and open ocean, exactly 1 in
+//! the interior of the polar packs, fractional only in a ragged marginal ice zone, the
+//! mix of exact constants and short transitions that block coders meet in ICEFRAC-like
+//! variables.
 
 use crate::grid::unit_coord;
 use crate::noise::Fbm;
@@ -54,6 +59,42 @@ pub fn cesm_ts(dims: [usize; 2], seed: u64) -> Vec<f32> {
     out
 }
 
+/// Latitude (degrees from the equator) where the ice edge sits on average.
+const ICE_EDGE_DEG: f64 = 62.0;
+/// Width (degrees) of the marginal zone over which the fraction rises from 0 to 1.
+const ICE_RAMP_DEG: f64 = 8.0;
+
+/// Sea-ice fraction in [0, 1] on a `dims` = [longitudes, latitudes] grid, row 0 at the
+/// south pole, deterministic for `seed`: a ramp across the ice edge (which wanders by
+/// about 6 degrees with longitude), roughened by fractal noise and clamped, so that most
+/// values are exactly 0 or exactly 1; land (the `cesm` continents of the same seed
+/// layout) is 0.
+pub fn sea_ice_fraction(dims: [usize; 2], seed: u64) -> Vec<f32> {
+    let [nx, ny] = dims;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let land = Fbm { base: 4, octaves: 6, gain: 0.5, seed: rng.random(), wrap_x: true };
+    let edge = Fbm { base: 3, octaves: 3, gain: 0.5, seed: rng.random(), wrap_x: true };
+    let floes = Fbm { base: 24, octaves: 4, gain: 0.6, seed: rng.random(), wrap_x: true };
+    let mut out = vec![0f32; nx * ny];
+    if out.is_empty() {
+        return out;
+    }
+    out.par_chunks_mut(nx).enumerate().for_each(|(j, row)| {
+        let yu = unit_coord(j, ny);
+        let lat_deg = (yu - 0.5) * 180.0;
+        for (i, v) in row.iter_mut().enumerate() {
+            let xu = unit_coord(i, nx);
+            if land.at(xu, yu, 0.0) > LAND_THRESHOLD {
+                continue;
+            }
+            let edge_deg = ICE_EDGE_DEG + 12.0 * edge.at(xu, yu.min(0.5) * 0.1, 0.0);
+            let ramp = (lat_deg.abs() - edge_deg) / ICE_RAMP_DEG + 0.5 + 0.6 * floes.at(xu, yu, 0.25);
+            *v = ramp.clamp(0.0, 1.0) as f32;
+        }
+    });
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,5 +117,20 @@ mod tests {
         // Coastlines: some neighbour pairs jump by several kelvin.
         let jumps = t.windows(2).filter(|w| (w[0] - w[1]).abs() > 4.0).count();
         assert!(jumps > 50, "jumps {jumps}");
+    }
+
+    #[test]
+    fn sea_ice_is_mostly_exact_zeros_and_ones() {
+        let dims = [720, 360];
+        let f = sea_ice_fraction(dims, 5);
+        assert_eq!(f, sea_ice_fraction(dims, 5));
+        assert!(f.iter().all(|&v| (0.0..=1.0).contains(&v)));
+        let share = |p: &dyn Fn(f32) -> bool| f.iter().filter(|&&v| p(v)).count() as f64 / f.len() as f64;
+        let (zeros, ones) = (share(&|v| v == 0.0), share(&|v| v == 1.0));
+        let partial = 1.0 - zeros - ones;
+        assert!(zeros > 0.5 && ones > 0.05 && partial > 0.02 && partial < 0.3, "{zeros} {ones} {partial}");
+        // No ice at the equator, some at both poles.
+        assert!(f[180 * 720..181 * 720].iter().all(|&v| v == 0.0));
+        assert!(f[..720].contains(&1.0) && f[359 * 720..].contains(&1.0));
     }
 }

@@ -11,7 +11,7 @@
 //! | `smooth3d`, `grad16m` | [`generate`] | the reference-figures definitions |
 //! | `rtm` | [`seismic`] | RTM seismic wavefield snapshot, 3D |
 //! | `hurricane` | [`weather`] | hurricane U wind, 3D |
-//! | `cesm` | [`climate`] | CESM-like surface temperature, 2D |
+//! | `cesm`, `seaice` | [`climate`] | CESM-like surface temperature and sea-ice fraction, 2D |
 //! | `grad`, `grad-bf16` | [`gradients`] | deep-learning gradients, f32 and bf16 |
 //!
 //! ```

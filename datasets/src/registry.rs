@@ -1,7 +1,7 @@
 //! Data sets by name, and the `NAME | raw:PATH:DIMS[:TYPE]` spec that benchmark tools
 //! take on their command line.
 
-use crate::climate::{cesm_ts, CESM_DIMS};
+use crate::climate::{cesm_ts, sea_ice_fraction, CESM_DIMS};
 use crate::generate::{laplace_gradients, smooth3d_grid, DEFAULT_SEED};
 use crate::gradients::{dl_gradients, to_bf16, GRAD_LEN};
 use crate::grid::fit_dims;
@@ -89,13 +89,14 @@ pub enum Named {
     Rtm,
     Hurricane,
     Cesm,
+    SeaIce,
     Grad,
     GradBf16,
 }
 
 impl Named {
-    pub const ALL: [Named; 7] =
-        [Named::Smooth3d, Named::Grad16m, Named::Rtm, Named::Hurricane, Named::Cesm, Named::Grad, Named::GradBf16];
+    pub const ALL: [Named; 8] =
+        [Named::Smooth3d, Named::Grad16m, Named::Rtm, Named::Hurricane, Named::Cesm, Named::SeaIce, Named::Grad, Named::GradBf16];
 
     /// The name used on command lines.
     pub fn name(self) -> &'static str {
@@ -105,6 +106,7 @@ impl Named {
             Named::Rtm => "rtm",
             Named::Hurricane => "hurricane",
             Named::Cesm => "cesm",
+            Named::SeaIce => "seaice",
             Named::Grad => "grad",
             Named::GradBf16 => "grad-bf16",
         }
@@ -122,6 +124,7 @@ impl Named {
             Named::Rtm => "RTM-like seismic wavefield snapshot: Ricker fronts in a layered medium, f32",
             Named::Hurricane => "hurricane-like U wind: tilted vortex + shear + k^-5/3 turbulence, f32",
             Named::Cesm => "CESM-like surface temperature: zonal bands, continents, sea ice, f32",
+            Named::SeaIce => "sea-ice fraction: exact 0 (ocean, land) and 1 (pack), ragged marginal zone, f32",
             Named::Grad => "deep-learning-like gradients: multi-scale Student-t layers, sparse rows, f32",
             Named::GradBf16 => "the grad values rounded to bfloat16",
         }
@@ -132,7 +135,7 @@ impl Named {
         match self {
             Named::Smooth3d | Named::Rtm => RTM_DIMS.to_vec(),
             Named::Hurricane => HURRICANE_DIMS.to_vec(),
-            Named::Cesm => CESM_DIMS.to_vec(),
+            Named::Cesm | Named::SeaIce => CESM_DIMS.to_vec(),
             Named::Grad16m | Named::Grad | Named::GradBf16 => vec![GRAD_LEN],
         }
     }
@@ -162,6 +165,7 @@ impl Named {
             Named::Rtm => Values::F32(rtm_wavefield(d3(), seed)),
             Named::Hurricane => Values::F32(hurricane_u(d3(), seed)),
             Named::Cesm => Values::F32(cesm_ts([dims[0], dims[1]], seed)),
+            Named::SeaIce => Values::F32(sea_ice_fraction([dims[0], dims[1]], seed)),
             Named::Grad => Values::F32(dl_gradients(len, seed)),
             Named::GradBf16 => Values::Bf16(to_bf16(&dl_gradients(len, seed))),
         };

@@ -1,5 +1,5 @@
 //! Shared by the benchmark binaries: the zfp C library (Debian's libzfp, serial, linked
-//! only into the benches) and a per-thread CPU clock.
+//! only into the benches), the C SZx (loaded at run time) and a per-thread CPU clock.
 #![allow(dead_code)] // each bench uses a subset
 
 use std::time::Duration;
@@ -95,6 +95,124 @@ pub mod c_zfp {
             zfp_stream_close(zfp);
             stream_close(bs);
         }
+    }
+}
+
+/// The C SZx (szcompressor/SZx), loaded at run time from a built `libSZx.so`, or built
+/// first from its source directory.
+pub mod c_szx {
+    use std::ffi::{c_float, c_int, c_uchar, c_void};
+    use std::path::{Path, PathBuf};
+    use std::process::Command;
+
+    /// `SZx_FLOAT`.
+    const SZX_FLOAT: c_int = 0;
+    /// The block size of the C SZx's own blocked mode (`SZx_fast_compress_args`).
+    pub const BLOCK: c_int = 128;
+
+    type CompressArgs = unsafe extern "C" fn(*mut c_void, c_int, *mut c_uchar, c_float, usize, c_int) -> usize;
+    type DecompressBlocked = unsafe extern "C" fn(*mut c_void, c_int, usize, *mut c_uchar);
+
+    extern "C" {
+        fn free(p: *mut c_void);
+    }
+
+    /// The library and its blocked serial entry points.
+    pub struct CSzx {
+        lib_path: PathBuf,
+        compress: CompressArgs,
+        decompress: DecompressBlocked,
+        _lib: libloading::Library,
+    }
+
+    /// Values the C decoder allocated (with `malloc`); freed on drop.
+    pub struct CValues {
+        ptr: *mut f32,
+        len: usize,
+    }
+
+    impl std::ops::Deref for CValues {
+        type Target = [f32];
+        fn deref(&self) -> &[f32] {
+            // SAFETY: the decoder filled `len` values at `ptr`, which we own until drop.
+            unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+        }
+    }
+
+    impl Drop for CValues {
+        fn drop(&mut self) {
+            // SAFETY: allocated by the C library's malloc, freed once.
+            unsafe { free(self.ptr as *mut c_void) }
+        }
+    }
+
+    impl CSzx {
+        /// Loads `path`: a `libSZx.so`, or an SZx source directory, which is built (once)
+        /// into `target/szx-c-build` with `./configure CXXFLAGS=-O3 && make`.
+        pub fn open(path: &Path) -> Result<Self, String> {
+            let lib_path = if path.is_dir() { build(path)? } else { path.to_path_buf() };
+            // SAFETY: loading runs the library's initialisers (plain C++ globals).
+            let lib = unsafe { libloading::Library::new(&lib_path) }.map_err(|e| format!("{}: {e}", lib_path.display()))?;
+            // SAFETY: the signatures are those of szx.h (v1.1.x).
+            let (compress, decompress) = unsafe {
+                let c = lib.get::<CompressArgs>(b"SZx_fast_compress_args_unpredictable_blocked_args\0").map_err(|e| e.to_string())?;
+                let d = lib.get::<DecompressBlocked>(b"SZx_fast_decompress_args_unpredictable_blocked\0").map_err(|e| e.to_string())?;
+                (*c, *d)
+            };
+            Ok(CSzx { lib_path, compress, decompress, _lib: lib })
+        }
+
+        /// Where the library was loaded from.
+        pub fn describe(&self) -> String {
+            self.lib_path.display().to_string()
+        }
+
+        /// Compresses `x` (f32, blocks of [`BLOCK`]) with absolute bound `e` into `out`;
+        /// returns the stream's length.
+        pub fn compress(&self, x: &[f32], e: f32, out: &mut [u8]) -> usize {
+            assert!(out.len() >= max_compressed_len(x.len()), "C SZx output buffer too small");
+            // SAFETY: the library reads `x.len()` floats and writes at most `out.len()` bytes.
+            let n = unsafe { (self.compress)(x.as_ptr() as *mut c_void, SZX_FLOAT, out.as_mut_ptr(), e, x.len(), BLOCK) };
+            assert!(n > 0 && n <= out.len(), "C SZx compress returned {n}");
+            n
+        }
+
+        /// Decompresses a stream of `n` values into a buffer the library allocates.
+        pub fn decompress(&self, stream: &[u8], n: usize) -> CValues {
+            let mut ptr: *mut f32 = std::ptr::null_mut();
+            // SAFETY: the library allocates `n` floats at `*ptr` and reads the stream,
+            // which it wrote itself for `n` values.
+            unsafe { (self.decompress)(&mut ptr as *mut *mut f32 as *mut c_void, SZX_FLOAT, n, stream.as_ptr() as *mut c_uchar) };
+            assert!(!ptr.is_null(), "C SZx decompress allocated nothing");
+            CValues { ptr, len: n }
+        }
+    }
+
+    /// Room for any C SZx stream of `n` f32 values: it checks no output size, and a
+    /// block that does not compress takes 5 bytes of header and `n / 4` of codes more
+    /// than its values.
+    pub fn max_compressed_len(n: usize) -> usize {
+        n * 5 + 4096
+    }
+
+    /// Builds the C SZx from source directory `src` under `target/szx-c-build` (unless
+    /// already built); returns the shared library's path.
+    fn build(src: &Path) -> Result<PathBuf, String> {
+        let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/szx-c-build");
+        let lib = target.join("szx/.libs/libSZx.so");
+        if lib.exists() {
+            return Ok(lib);
+        }
+        let run = |cmd: &mut Command| -> Result<(), String> {
+            let st = cmd.status().map_err(|e| format!("{cmd:?}: {e}"))?;
+            st.success().then_some(()).ok_or_else(|| format!("{cmd:?} failed: {st}"))
+        };
+        // Its automake files expect an in-tree build: copy the sources first.
+        std::fs::create_dir_all(&target).map_err(|e| e.to_string())?;
+        run(Command::new("cp").arg("-r").arg(src.join(".")).arg(&target))?;
+        run(Command::new("./configure").env("CXXFLAGS", "-O3").current_dir(&target))?;
+        run(Command::new("make").arg("-j2").current_dir(&target))?;
+        lib.exists().then_some(lib).ok_or_else(|| "built, but szx/.libs/libSZx.so is missing".into())
     }
 }
 

@@ -256,8 +256,8 @@ fn mode_lines(stream: &[u8], info: &StreamInfo) -> Vec<String> {
                     format!("block size: {} values", h.block_size),
                     format!("chunks: {} of {} values", h.chunk_count, h.chunk_values),
                     format!(
-                        "blocks: {} zero, {} constant, {} offset-coded, {} direct-coded, {} raw",
-                        b.zero, b.constant, b.offset, b.direct, b.raw
+                        "blocks: {} zero, {} constant, {} offset-coded, {} direct-coded, {} fixed-point, {} raw",
+                        b.zero, b.constant, b.offset, b.direct, b.quantized, b.raw
                     ),
                 ]
             }

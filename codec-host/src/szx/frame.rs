@@ -5,9 +5,10 @@
 
 use std::sync::{Mutex, PoisonError};
 
-use codec_kernels::szx::coding::{is_coded, SIZE_ENTRY_BYTES};
-use codec_kernels::szx::{decode_block, encode_block, payload_len, plan_block, BlockError, BlockPlan, Tolerance};
+use codec_kernels::szx::coding::{is_coded, state, SIZE_ENTRY_BYTES};
+use codec_kernels::szx::{decode_block, encode_block, payload_len, plan_block, BlockError, BlockPlan, SzxFloat, Tolerance};
 
+use super::isa::multiversion;
 use crate::{CpuExecutor, Element, Error, Result};
 
 /// Blocks per unit of CPU work (8192 values at the default block size).
@@ -27,12 +28,19 @@ fn run_pieces<P: Send>(exec: &CpuExecutor, pieces: Vec<P>, f: impl Fn(P) -> Resu
 /// one entry per block).
 pub(super) fn plan_blocks<T: Element>(data: &[T], block: usize, tol: &Tolerance<T>, plans: &mut [BlockPlan<T>], exec: &CpuExecutor) {
     let tile_values = block * TILE_BLOCKS;
-    exec.for_each_chunk_mut(plans, TILE_BLOCKS, |t, ps| {
-        let xs = data.get(t * tile_values..).unwrap_or_default();
-        for (x, p) in xs.chunks(block).zip(ps) {
-            *p = plan_block(x, tol);
-        }
-    });
+    exec.for_each_chunk_mut(plans, TILE_BLOCKS, |t, ps| plan_tile(data.get(t * tile_values..).unwrap_or_default(), block, tol, ps));
+}
+
+multiversion! {
+    /// The plans of the blocks of `xs` (blocks of `block` values), one per entry of `ps`.
+    fn plan_tile(xs: &[T], block: usize, tol: &Tolerance<T>, ps: &mut [BlockPlan<T>]) -> () = plan_tile_body;
+}
+
+#[inline(always)]
+fn plan_tile_body<T: Element>(xs: &[T], block: usize, tol: &Tolerance<T>, ps: &mut [BlockPlan<T>]) {
+    for (x, p) in xs.chunks(block).zip(ps) {
+        *p = plan_block(x, tol);
+    }
 }
 
 /// Bytes of the frame of a chunk whose blocks have these plans.
@@ -73,16 +81,24 @@ pub(super) fn write_frames<T: Element>(
             pieces.push((tx, tp, region));
         }
     }
-    run_pieces(exec, pieces, |(xs, ps, mut region)| {
-        for (x, p) in xs.chunks(block).zip(ps) {
-            let (payload, tail) = region.split_at_mut(p.size as usize);
-            region = tail;
-            if !encode_block(x, p, payload) {
-                return Err(Error::Corrupt(format!("SZx encoder: block plan {p:?} does not fit its block")));
-            }
+    run_pieces(exec, pieces, |(xs, ps, region)| encode_tile(xs, block, ps, region))
+}
+
+multiversion! {
+    /// Phase 3 for one tile: the payloads of the blocks of `xs`, back to back in `region`.
+    fn encode_tile(xs: &[T], block: usize, ps: &[BlockPlan<T>], region: &mut [u8]) -> Result<()> = encode_tile_body;
+}
+
+#[inline(always)]
+fn encode_tile_body<T: Element>(xs: &[T], block: usize, ps: &[BlockPlan<T>], mut region: &mut [u8]) -> Result<()> {
+    for (x, p) in xs.chunks(block).zip(ps) {
+        let (payload, tail) = region.split_at_mut(p.size as usize);
+        region = tail;
+        if !encode_block(x, p, payload) {
+            return Err(Error::Corrupt(format!("SZx encoder: block plan {p:?} does not fit its block")));
         }
-        Ok(())
-    })
+    }
+    Ok(())
 }
 
 /// Where the blocks of one tile of a frame are.
@@ -142,9 +158,20 @@ fn frame_tiles<'a, T: Element>(chunk: usize, frame: &'a [u8], block: usize, out:
     Ok(())
 }
 
-fn decode_tile<T: Element>(tile: DecodeTile<'_, T>, block: usize) -> Result<()> {
+multiversion! {
+    /// Decodes the blocks of one tile.
+    fn decode_tile(tile: DecodeTile<'_, T>, block: usize) -> Result<()> = decode_tile_body;
+}
+
+#[inline(always)]
+fn decode_tile_body<T: Element>(tile: DecodeTile<'_, T>, block: usize) -> Result<()> {
     let (mut rank, mut pos) = (0usize, 0usize);
     for (j, (&s, x)) in tile.states.iter().zip(tile.out.chunks_mut(block)).enumerate() {
+        // Zero blocks (no payload, no size entry) are the common case of sparse fields.
+        if s == state::ZERO {
+            x.fill(<T as SzxFloat>::ZERO);
+            continue;
+        }
         let fail = |e| corrupt(tile.chunk, tile.first_block + j, e);
         let len = block_len::<T>(s, x.len(), tile.sizes, &mut rank).map_err(fail)?;
         let payload = tile.payloads.get(pos..pos + len).ok_or_else(|| fail(BlockError::BadLength))?;

@@ -10,7 +10,7 @@ use crate::{Codec, ElemType, Error, Result, Shape};
 /// The first four bytes of every SZx stream (zfp streams start with `zfp`).
 pub const MAGIC: [u8; 4] = *b"cSZx";
 /// The format version this library writes and reads.
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
 /// Bytes of the fixed header; the chunk table follows it.
 pub const HEADER_LEN: usize = 64;
 /// Bytes of one chunk-table entry (a `u32` chunk length).

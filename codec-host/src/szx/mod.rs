@@ -18,6 +18,7 @@
 
 mod frame;
 mod header;
+mod isa;
 pub mod pipelined;
 
 use codec_kernels::szx::{stats::block_stats, BlockKind, BlockPlan, Tolerance};
@@ -141,6 +142,8 @@ pub struct BlockCensus {
     pub direct: usize,
     /// Coded blocks of differences from a reference.
     pub offset: usize,
+    /// Coded blocks of multiples of a power of two (fixed point).
+    pub quantized: usize,
 }
 
 /// Header, chunk lengths and block census of an SZx stream (for tools).
@@ -174,6 +177,7 @@ pub fn describe(stream: &[u8]) -> Result<SzxInfo> {
                 BlockKind::Raw => blocks.raw += 1,
                 BlockKind::Coded { offset: false, .. } => blocks.direct += 1,
                 BlockKind::Coded { offset: true, .. } => blocks.offset += 1,
+                BlockKind::Quantized { .. } => blocks.quantized += 1,
             }
         }
         at += len;

@@ -3,7 +3,7 @@
 //! Every length and code is checked before the values are rebuilt, so no bytes, however
 //! corrupt, make the decoder read outside the payload or panic.
 
-use super::coding::{codes_len, resi_len, BlockKind, Coding, GROUP};
+use super::coding::{codes_len, mode, BlockKind, Coding, GROUP};
 use super::scalar::{Bits, SzxFloat};
 
 /// Why a block cannot be decoded.
@@ -17,6 +17,9 @@ pub enum BlockError {
     BadCodes,
 }
 
+/// Bodies (the groups of a coded block) up to this length are decoded from a padded copy.
+const SHORT_BODY: usize = 64;
+
 /// Payload bytes of a block of `n` values with state `state` whose size-table entry (for
 /// coded blocks) is `coded_size`.
 #[inline]
@@ -27,6 +30,7 @@ pub fn payload_len<T: SzxFloat>(state: u8, n: usize, coded_size: usize) -> Resul
 
 /// Decodes the block with state byte `state` and payload `payload` into `out` (the
 /// block's values; its length is the block's length).
+#[inline(always)]
 pub fn decode_block<T: SzxFloat>(state: u8, payload: &[u8], out: &mut [T]) -> Result<(), BlockError> {
     let kind = BlockKind::parse::<T>(state).ok_or(BlockError::BadState)?;
     if let Some(len) = kind.fixed_payload_len::<T>(out.len()) {
@@ -42,106 +46,173 @@ pub fn decode_block<T: SzxFloat>(state: u8, payload: &[u8], out: &mut [T]) -> Re
                 *o = T::from_bits(T::Bits::load_le(b));
             }
         }
-        BlockKind::Coded { offset, .. } => {
-            let reference = if offset && payload.len() >= T::BYTES { T::from_bits(T::Bits::load_le(payload)) } else { T::ZERO };
-            let c = Coding::from_kind(kind, reference).ok_or(BlockError::BadState)?;
+        BlockKind::Coded { .. } | BlockKind::Quantized { .. } => {
+            let (reference, delta_exp) = match kind {
+                BlockKind::Coded { offset: true, .. } if payload.len() >= T::BYTES => (T::from_bits(T::Bits::load_le(payload)), 0),
+                BlockKind::Quantized { .. } if payload.len() >= 2 => (T::ZERO, i16::from_le_bytes([payload[0], payload[1]]) as i32),
+                _ => (T::ZERO, 0),
+            };
+            if delta_exp.abs() >= T::BIAS {
+                return Err(BlockError::BadCodes);
+            }
+            let c = Coding::from_kind(kind, reference, delta_exp).ok_or(BlockError::BadState)?;
             let n = out.len();
-            let fixed = c.fixed_len(n);
-            if payload.len() < fixed {
+            if payload.len() < c.head_len(n) {
                 return Err(BlockError::BadLength);
             }
-            let resi_at = payload.len() - resi_len(n, c.resi_bits);
-            let codes_at = resi_at - codes_len(n);
-            let mid_len = codes_at - c.reference_len();
-            check_sections(&c, n, &payload[codes_at..resi_at], &payload[resi_at..], mid_len)?;
-            if offset {
-                decode_coded::<T, true>(&c, payload, codes_at, resi_at, out);
-            } else {
-                decode_coded::<T, false>(&c, payload, codes_at, resi_at, out);
+            let (codes, body) = payload[c.reference_len()..].split_at(codes_len(n));
+            check_sections(&c, n, codes, body)?;
+            // A short body (a block of mostly repeats) is read from a zero-padded copy,
+            // so that no word load runs past its end.
+            let mut padded = [0u8; SHORT_BODY + 8];
+            let body = match padded.get_mut(..body.len()) {
+                Some(p) => {
+                    p.copy_from_slice(body);
+                    &padded[..]
+                }
+                None => body,
+            };
+            match c.mode {
+                mode::OFFSET => decode_coded::<T, { mode::OFFSET }>(&c, codes, body, out),
+                mode::QUANT => decode_coded::<T, { mode::QUANT }>(&c, codes, body, out),
+                _ => decode_coded::<T, { mode::DIRECT }>(&c, codes, body, out),
             }
         }
     }
     Ok(())
 }
 
-/// Checks that every code is at most the coding's cap, that the codes account for
-/// exactly `mid_len` mid bytes, and that the padding bits of both sections are zero.
-fn check_sections<T: SzxFloat>(c: &Coding<T>, n: usize, codes: &[u8], resi: &[u8], mid_len: usize) -> Result<(), BlockError> {
+/// Checks that every code is at most the coding's cap, that the groups the codes
+/// describe fill `body` exactly, and that the padding bits of the codes and of every
+/// group's residuals are zero.
+#[inline(always)]
+fn check_sections<T: SzxFloat>(c: &Coding<T>, n: usize, codes: &[u8], body: &[u8]) -> Result<(), BlockError> {
     const LOW: u64 = 0x5555_5555_5555_5555;
     let tail_codes = n % 4;
     let pad_mask = if tail_codes == 0 { 0 } else { 0xffu8 << (2 * tail_codes) };
     if codes.last().is_some_and(|&b| b & pad_mask != 0) {
         return Err(BlockError::BadCodes);
     }
-    // Eight bytes (32 codes) at a time.
-    let mut reused = 0usize;
+    let (q, r) = (c.req_bytes as usize, c.resi_bits as usize);
+    // Whole bytes a code of 1, 2, 3 saves; which code is the repeat code (none: 4).
+    let saved = [1.min(q), 2.min(q), 3.min(q)];
+    let repeat = if c.max_lead() as usize > q { q + 1 } else { 4 };
     let mut over_cap = 0u64;
-    for at in (0..codes.len()).step_by(8) {
-        let w = load_le_u64(codes, at);
-        let hi = (w >> 1) & LOW;
-        let lo = w & LOW;
-        reused += (lo.count_ones() + 2 * hi.count_ones()) as usize;
-        // A code of 2 sets `hi`, a code of 3 sets both.
-        over_cap |= match c.max_lead() {
-            0 => w,
-            1 => hi,
-            2 => hi & lo,
-            _ => 0,
-        };
+    let mut pos = 0usize;
+    for (g, codes) in codes.chunks(GROUP / 4).enumerate() {
+        let len = (n - g * GROUP).min(GROUP);
+        // Counts of the codes 1, 2 and 3, eight bytes (32 codes) at a time.
+        let mut count = [0usize; 3];
+        for at in (0..codes.len()).step_by(8) {
+            let w = load_le_u64(codes, at);
+            let (hi, lo) = ((w >> 1) & LOW, w & LOW);
+            count[0] += (lo & !hi).count_ones() as usize;
+            count[1] += (hi & !lo).count_ones() as usize;
+            count[2] += (hi & lo).count_ones() as usize;
+            over_cap |= match c.max_lead() {
+                1 => hi,
+                2 => hi & lo,
+                _ => 0,
+            };
+        }
+        let mid = len * q - (0..3).map(|i| saved[i] * count[i]).sum::<usize>();
+        let resi_bits = (len - count.get(repeat.wrapping_sub(1)).copied().unwrap_or(0)) * r;
+        pos += mid + resi_bits.div_ceil(8);
+        if !resi_bits.is_multiple_of(8) && body.get(pos - 1).is_some_and(|&b| b >> (resi_bits % 8) != 0) {
+            return Err(BlockError::BadCodes);
+        }
     }
-    if over_cap != 0 || n * c.req_bytes as usize != mid_len + reused {
-        return Err(BlockError::BadCodes);
-    }
-    let resi_bits = n * c.resi_bits as usize;
-    if !resi_bits.is_multiple_of(8) && resi.last().is_some_and(|&b| b >> (resi_bits % 8) != 0) {
+    if over_cap != 0 || pos != body.len() {
         return Err(BlockError::BadCodes);
     }
     Ok(())
 }
 
-/// Rebuilds the values of a coded block whose sections were checked.
-fn decode_coded<T: SzxFloat, const OFFSET: bool>(c: &Coding<T>, payload: &[u8], codes_at: usize, resi_at: usize, out: &mut [T]) {
+/// Rebuilds the values of a coded block whose sections were checked. Per group: the
+/// whole bytes (a scalar pass, each value's depending on the previous one), the
+/// residuals (at fixed positions unless the group holds a repeat code), then the
+/// patterns and values (vector code over the whole group).
+#[inline(always)]
+fn decode_coded<T: SzxFloat, const M: u8>(c: &Coding<T>, codes: &[u8], body: &[u8], out: &mut [T]) {
     let width = T::Bits::BITS;
-    let q = c.req_bytes;
-    // Per code: the bytes stored (`q - lead`, the low ones of the whole-byte integer `u`)
-    // and the mask of those bytes; the others repeat the previous value's.
-    let advance: [usize; 4] = core::array::from_fn(|l| q.saturating_sub(l as u32) as usize);
+    let (q, r) = (c.req_bytes, c.resi_bits);
+    // Per code: the whole bytes stored (the low ones of the whole-byte integer `u`) and
+    // their mask; the others repeat the previous value's.
+    let advance: [usize; 4] = core::array::from_fn(|l| c.mid_len(l as u32) as usize);
     let fresh: [T::Bits; 4] = core::array::from_fn(|l| match advance[l] {
         0 => T::Bits::ZERO,
         n if n >= T::BYTES => T::Bits::ALL,
         n => !(T::Bits::ALL << (8 * n as u32)),
     });
+    let repeat = if c.max_lead() > q { q as u8 + 1 } else { 4 };
     let whole_shift = width - 8 * q;
     let resi_shift = width - c.keep_bits();
-    let r = c.resi_bits as usize;
-    let (codes, resi) = (&payload[codes_at..resi_at], &payload[resi_at..]);
-    let mut pos = c.reference_len();
-    let mut prev = T::Bits::ZERO;
-    let mut t = [T::Bits::ZERO; GROUP];
+    let resi_mask = (1u64 << r) - 1;
+    let mut pos = 0usize;
+    let (mut prev_u, mut prev_res) = (T::Bits::ZERO, 0u32);
+    let mut u = [T::Bits::ZERO; GROUP];
+    let mut res = [0u32; GROUP];
     let mut lead = [0u8; GROUP];
-    for (g, (outs, codes)) in out.chunks_mut(GROUP).zip(codes.chunks(GROUP / 4)).enumerate() {
+    for (outs, codes) in out.chunks_mut(GROUP).zip(codes.chunks(GROUP / 4)) {
         unpack_codes(codes, &mut lead);
-        // The residual bits first; the whole bytes are merged in below.
-        match resi.get(g * GROUP * r / 8..).filter(|_| r > 0) {
-            Some(resi) => unpack_residuals(resi, c.resi_bits, resi_shift, &mut t),
-            None => t.fill(T::Bits::ZERO),
+        let m = outs.len();
+        if q == 1 {
+            // One whole byte: value i's is the last one stored up to it (code 0).
+            // Counting them replaces the per-value masks and table look-ups.
+            let mut stored = 0usize;
+            for (u, &l) in u[..m].iter_mut().zip(&lead) {
+                stored += (l == 0) as usize;
+                if let Some(i) = stored.checked_sub(1) {
+                    prev_u = T::Bits::from_u32(body.get(pos + i).copied().unwrap_or(0) as u32);
+                }
+                *u = prev_u;
+            }
+            pos += stored;
+        } else {
+            for (u, &l) in u[..m].iter_mut().zip(&lead) {
+                let l = l as usize & 3;
+                prev_u = (prev_u & !fresh[l]) | (get_mid::<T>(body, pos) & fresh[l]);
+                *u = prev_u;
+                pos += advance[l];
+            }
         }
-        for (v, &l) in t[..outs.len()].iter_mut().zip(&lead) {
-            let l = l as usize & 3;
-            let u = (prev & !fresh[l]) | (get_mid::<T>(payload, pos) & fresh[l]);
-            pos += advance[l];
-            prev = u;
-            *v = *v | u << whole_shift;
+        if r > 0 {
+            // The residuals stored (every code but the repeat code), unpacked at fixed
+            // positions, eight per r bytes (vector code)...
+            let mut packed = [0u32; GROUP];
+            for j in 0..GROUP / 8 {
+                let acc = load_le_u64(body, pos + j * r as usize);
+                for i in 0..8 {
+                    packed[8 * j + i] = ((acc >> (r * i as u32)) & resi_mask) as u32;
+                }
+            }
+            let stored = lead[..m].iter().filter(|&&l| l != repeat).count();
+            if stored == m {
+                res = packed;
+            } else {
+                // ...then spread: a repeat takes the last residual stored before it.
+                let mut seen = 0usize;
+                for (v, &l) in res[..m].iter_mut().zip(&lead) {
+                    seen += (l != repeat) as usize;
+                    if let Some(j) = seen.checked_sub(1) {
+                        prev_res = packed[j & (GROUP - 1)];
+                    }
+                    *v = prev_res;
+                }
+            }
+            prev_res = res[m - 1];
+            pos += (stored * r as usize).div_ceil(8);
         }
+        let value = |(&u, &res): (&T::Bits, &u32)| c.reconstruct::<M>(u << whole_shift | T::Bits::from_u32(res) << resi_shift);
         match <&mut [T; GROUP]>::try_from(&mut *outs) {
             Ok(full) => {
-                for i in 0..GROUP {
-                    full[i] = c.reconstruct::<OFFSET>(t[i]);
+                for (o, ur) in full.iter_mut().zip(u.iter().zip(&res)) {
+                    *o = value(ur);
                 }
             }
             Err(_) => {
-                for (o, &v) in outs.iter_mut().zip(&t) {
-                    *o = c.reconstruct::<OFFSET>(v);
+                for (o, ur) in outs.iter_mut().zip(u.iter().zip(&res)) {
+                    *o = value(ur);
                 }
             }
         }
@@ -168,26 +239,7 @@ fn unpack_codes(codes: &[u8], lead: &mut [u8; GROUP]) {
 fn get_mid<T: SzxFloat>(payload: &[u8], pos: usize) -> T::Bits {
     match payload.get(pos..pos + T::BYTES) {
         Some(b) => T::Bits::load_le(b),
-        None => {
-            let mut buf = [0u8; 8];
-            for (i, d) in buf.iter_mut().enumerate().take(T::BYTES) {
-                *d = payload.get(pos + i).copied().unwrap_or(0);
-            }
-            T::Bits::load_le(&buf)
-        }
-    }
-}
-
-/// Unpacks the residuals of one group, `r` bits each (eight take exactly `r` bytes),
-/// each shifted left by `shift` into its place in the kept pattern.
-#[inline(always)]
-fn unpack_residuals<B: Bits>(resi: &[u8], r: u32, shift: u32, out: &mut [B; GROUP]) {
-    let mask = (1u64 << r) - 1;
-    for j in 0..GROUP / 8 {
-        let acc = load_le_u64(resi, j * r as usize);
-        for i in 0..8 {
-            out[8 * j + i] = B::from_u32(((acc >> (r * i as u32)) & mask) as u32) << shift;
-        }
+        None => tail_word::<T::Bits>(payload, pos, T::BYTES),
     }
 }
 
@@ -196,7 +248,24 @@ fn unpack_residuals<B: Bits>(resi: &[u8], r: u32, shift: u32, out: &mut [B; GROU
 fn load_le_u64(b: &[u8], at: usize) -> u64 {
     match b.get(at..at + 8) {
         Some(w) => u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]),
-        None => (0..8).fold(0u64, |acc, i| acc | (b.get(at + i).copied().unwrap_or(0) as u64) << (8 * i)),
+        None => tail_word::<u64>(b, at, 8),
+    }
+}
+
+/// The `width` bytes at `at` (fewer than `width` left in `b`) as a little-endian word,
+/// zero past the end: the last whole word of `b`, shifted down.
+#[inline(always)]
+fn tail_word<B: Bits>(b: &[u8], at: usize, width: usize) -> B {
+    if at >= b.len() {
+        return B::ZERO;
+    }
+    match b.len().checked_sub(width) {
+        Some(last) => B::load_le(&b[last..]) >> (8 * (at - last) as u32),
+        None => {
+            let mut buf = [0u8; 8];
+            buf[..b.len() - at].copy_from_slice(&b[at..]);
+            B::load_le(&buf)
+        }
     }
 }
 
@@ -210,7 +279,7 @@ mod tests {
     /// Encodes and decodes one block; returns the payload length.
     fn round_trip<T: SzxFloat>(x: &[T], e: T, back: &mut [T]) -> (u8, usize) {
         let plan = plan_block(x, &Tolerance::new(e));
-        let mut buf = [0u8; 8 * 300];
+        let mut buf = [0u8; 8 * 300 + 16];
         let out = &mut buf[..plan.size as usize];
         assert!(encode_block(x, &plan, out));
         decode_block(plan.state, out, back).unwrap();
@@ -235,7 +304,7 @@ mod tests {
     }
 
     #[test]
-    fn zeros_and_signs_survive_direct_coding() {
+    fn zeros_and_signs_survive_fixed_point_coding() {
         let x: [f64; 100] = core::array::from_fn(|i| match i % 4 {
             0 => 0.0,
             1 => -0.0,
@@ -244,7 +313,7 @@ mod tests {
         });
         let mut back = [1f64; 100];
         let (state, _) = round_trip(&x, 1e-3, &mut back);
-        assert_eq!(state & 0xc0, 0x40, "direct coding");
+        assert_eq!(state & 0xc0, 0xc0, "fixed-point coding");
         for (a, b) in x.iter().zip(&back) {
             assert!((a - b).abs() <= 1e-3);
             assert_eq!(a.is_sign_negative(), b.is_sign_negative());
@@ -252,6 +321,51 @@ mod tests {
                 assert_eq!(a.to_bits(), b.to_bits());
             }
         }
+    }
+
+    /// Runs of repeated values (zeros, a plateau) across group boundaries, in every kind
+    /// of coded block: the repeat code carries whole bytes and residuals over.
+    /// Offset coding near the largest finite values (a reference in the top binade).
+    #[test]
+    fn huge_values_round_trip() {
+        let x: [f32; 128] = core::array::from_fn(|i| f32::MAX * (0.999 + 1e-6 * i as f32));
+        for e in [0.0f32, 1e30, 1e33] {
+            let mut back = [0f32; 128];
+            round_trip(&x, e, &mut back);
+            for (a, b) in x.iter().zip(&back) {
+                assert!(((*a as f64) - (*b as f64)).abs() <= e as f64, "e {e}: {a} vs {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn repeats_round_trip_across_groups() {
+        let x: [f32; 300] = core::array::from_fn(|i| match i % 150 {
+            0..=59 => 0.0,
+            60..=70 => (i as f32 * 0.37).sin() * 0.8,
+            71..=140 => 0.4375,
+            _ => -(i as f32) * 1e-3,
+        });
+        let plateau: [f32; 300] = core::array::from_fn(|i| 7.0 + if (60..140).contains(&(i % 150)) { 0.0 } else { (i as f32 * 0.1).cos() * 0.01 });
+        let mut kinds = [false; 3];
+        for data in [&x, &plateau] {
+            for e in [1e-1f32, 1e-2, 1e-3, 1e-5, 0.0] {
+                for n in [63usize, 64, 65, 128, 200, 300] {
+                    let mut back = [9f32; 300];
+                    let (state, _) = round_trip(&data[..n], e, &mut back[..n]);
+                    if let Some(k) = [0x40u8, 0x80, 0xc0].iter().position(|&s| state & 0xc0 == s) {
+                        kinds[k] = true;
+                    }
+                    for (a, b) in data[..n].iter().zip(&back[..n]) {
+                        assert!(((a - b) as f64).abs() <= e as f64, "e {e} n {n}: {a} vs {b}");
+                        if *a == 0.0 {
+                            assert_eq!(a.to_bits(), b.to_bits());
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(kinds, [true, true, true], "direct, offset and fixed-point blocks all tried");
     }
 
     #[test]
@@ -269,5 +383,16 @@ mod tests {
         assert_eq!(decode_block(0x7f, out, &mut back), Err(BlockError::BadState));
         assert_eq!(decode_block(0x01, out, &mut back), Err(BlockError::BadLength));
         assert_eq!(decode_block(plan.state, &out[..3], &mut back), Err(BlockError::BadLength));
+        // A fixed-point block whose unit is not a normal power of two.
+        let x: [f32; 128] = core::array::from_fn(|i| if i % 5 == 0 { 0.0 } else { (i as f32 * 0.1).sin() });
+        let plan = plan_block(&x, &Tolerance::new(1e-3f32));
+        assert_eq!(plan.state & 0xc0, 0xc0);
+        let out = &mut buf[..plan.size as usize];
+        assert!(encode_block(&x, &plan, out));
+        assert_eq!(decode_block(plan.state, out, &mut back), Ok(()));
+        for e in [127i16, -127, i16::MAX] {
+            out[..2].copy_from_slice(&e.to_le_bytes());
+            assert_eq!(decode_block(plan.state, out, &mut back), Err(BlockError::BadCodes));
+        }
     }
 }

@@ -1,13 +1,14 @@
 //! Phase 3 of the encoder: one block's payload, written into its own byte range.
 
-use super::coding::{codes_len, resi_len, BlockKind, Coding, Group, GROUP};
+use super::coding::{codes_len, mode, BlockKind, Coding, Group, GROUP};
 use super::plan::BlockPlan;
-use super::scalar::{Bits, SzxFloat};
+use super::scalar::{exponent_of, Bits, SzxFloat};
 
 /// Writes the payload of block `x` as planned into `out`, which must hold exactly
 /// `plan.size` bytes (the range phase 2 assigned to the block). Returns false, having
 /// written nothing useful, if `out` has another length or the plan is not one phase 1
 /// produces for `x`.
+#[inline(always)]
 pub fn encode_block<T: SzxFloat>(x: &[T], plan: &BlockPlan<T>, out: &mut [u8]) -> bool {
     if out.len() != plan.size as usize {
         return false;
@@ -24,67 +25,75 @@ pub fn encode_block<T: SzxFloat>(x: &[T], plan: &BlockPlan<T>, out: &mut [u8]) -
             }
             true
         }
-        Some(kind @ BlockKind::Coded { offset, .. }) => {
-            let Some(c) = Coding::from_kind(kind, plan.value) else { return false };
-            if out.len() < c.fixed_len(x.len()) {
+        Some(kind @ (BlockKind::Coded { .. } | BlockKind::Quantized { .. })) => {
+            // The plan's value: the reference, the flush threshold of direct coding, or
+            // the unit of fixed-point coding.
+            let delta_exp = exponent_of::<T>(plan.value.abs().to_bits());
+            if matches!(kind, BlockKind::Quantized { .. }) && delta_exp.abs() >= T::BIAS {
                 return false;
             }
-            if offset {
-                encode_coded::<T, true>(x, &c, out)
-            } else {
-                encode_coded::<T, false>(x, &c, out)
+            let Some(c) = Coding::from_kind(kind, plan.value, delta_exp) else { return false };
+            if out.len() < c.head_len(x.len()) {
+                return false;
+            }
+            match c.mode {
+                mode::OFFSET => encode_coded::<T, { mode::OFFSET }>(x, &c, out),
+                mode::QUANT => encode_coded::<T, { mode::QUANT }>(x, &c, out),
+                _ => encode_coded::<T, { mode::DIRECT }>(x, &c.flushing(plan.value), out),
             }
         }
         _ => false,
     }
 }
 
-/// Writes a coded payload; true if the mid bytes filled exactly their planned range.
-fn encode_coded<T: SzxFloat, const OFFSET: bool>(x: &[T], c: &Coding<T>, out: &mut [u8]) -> bool {
-    let n = x.len();
-    let resi_at = out.len() - resi_len(n, c.resi_bits);
-    let codes_at = resi_at - codes_len(n);
-    if OFFSET {
-        c.reference.to_bits().store_le(out);
-    }
-    let (head, tail) = out.split_at_mut(codes_at);
-    let (codes, resi) = tail.split_at_mut(resi_at - codes_at);
-    let mut pos = c.reference_len();
+/// Bytes a group's pieces are assembled in: at most `8 * GROUP` mid bytes and `GROUP`
+/// residual bytes, and spare bytes for whole-word stores past their ends.
+const STAGE: usize = GROUP * 9 + 16;
+
+/// Writes a coded payload; true if the groups filled exactly their planned range.
+#[inline(always)]
+fn encode_coded<T: SzxFloat, const M: u8>(x: &[T], c: &Coding<T>, out: &mut [u8]) -> bool {
+    c.store_reference(out);
+    let (codes, body) = out[c.reference_len()..].split_at_mut(codes_len(x.len()));
+    let mut pos = 0;
     let mut g = Group::new();
-    // A group's bytes are assembled here with whole-word stores, then copied out once.
-    let mut stage = [0u8; GROUP * 8 + 8];
-    let r = c.resi_bits as usize;
-    for (i, (xs, codes)) in x.chunks(GROUP).zip(codes.chunks_mut(GROUP / 4)).enumerate() {
-        c.group::<OFFSET>(xs, g.last(), &mut g);
-        let len = stage_mid::<T>(c, &g, &mut stage);
-        match head.get_mut(pos..pos + len) {
-            Some(dst) => dst.copy_from_slice(&stage[..len]),
+    let mut stage = [0u8; STAGE];
+    for (xs, codes) in x.chunks(GROUP).zip(codes.chunks_mut(GROUP / 4)) {
+        c.group::<M>(xs, g.last(), &mut g);
+        pack_codes(&g.lead, codes);
+        let mid = stage_mid::<T>(c, &g, &mut stage);
+        let resi = pack_residuals(c, &g, &mut stage[mid..]);
+        match body.get_mut(pos..pos + mid + resi) {
+            Some(dst) => dst.copy_from_slice(&stage[..mid + resi]),
             None => return false,
         }
-        pos += len;
-        pack_codes(&g.lead, codes);
-        if let Some(resi) = resi.get_mut(i * GROUP * r / 8..).filter(|_| r > 0) {
-            let len = pack_residuals(c, &g, &mut stage);
-            let len = len.min(resi.len());
-            resi[..len].copy_from_slice(&stage[..len]);
-        }
+        pos += mid + resi;
     }
-    pos == head.len()
+    pos == body.len()
 }
 
 /// The mid bytes of a group, assembled in `stage`; returns their length. Of a value's
-/// `req_bytes` whole bytes, read as an integer `u` (its top byte is the pattern's first),
-/// the low `req_bytes - lead` bytes are stored, least significant first: one whole-word
+/// `q` whole bytes, read as an integer `u` (its top byte is the pattern's first), the
+/// low `q - min(lead, q)` bytes are stored, least significant first: one whole-word
 /// store per value, whose spare bytes the next value overwrites, and no shift by `lead`.
+/// The words and lengths are computed first over the whole group (vector code); the
+/// stores follow.
 #[inline(always)]
-fn stage_mid<T: SzxFloat>(c: &Coding<T>, g: &Group<T>, stage: &mut [u8; GROUP * 8 + 8]) -> usize {
+fn stage_mid<T: SzxFloat>(c: &Coding<T>, g: &Group<T>, stage: &mut [u8; STAGE]) -> usize {
     let shift = T::Bits::BITS - 8 * c.req_bytes;
+    let q = c.req_bytes as u8;
+    let mut u = [T::Bits::ZERO; GROUP];
+    let mut len = [0u8; GROUP];
+    for i in 0..GROUP {
+        u[i] = g.t[i] >> shift;
+        len[i] = q.saturating_sub(g.lead[i]);
+    }
     let mut at = 0usize;
-    for (&t, &lead) in g.t[..g.len].iter().zip(&g.lead) {
-        if let Some(dst) = stage.get_mut(at..at + T::BYTES) {
-            (t >> shift).store_le(dst);
-        }
-        at += (c.req_bytes - lead as u32) as usize;
+    for (&u, &len) in u[..g.len].iter().zip(&len) {
+        // At most 63 values of 8 bytes precede: always in range.
+        let at_ = at.min(STAGE - 8);
+        u.store_le(&mut stage[at_..at_ + 8]);
+        at += len as usize;
     }
     at
 }
@@ -100,16 +109,39 @@ fn pack_codes(lead: &[u8; GROUP], out: &mut [u8]) {
     out[..n].copy_from_slice(&packed[..n]);
 }
 
-/// The residual bits of a group packed least significant first into `stage`, eight
-/// values in exactly `resi_bits` bytes (each eight stored as one word whose spare bytes
-/// the next word overwrites); returns their length.
+/// The residual bits of a group's values that store them (every code but the repeat
+/// code), packed least significant first into `stage` and padded to a byte; returns
+/// their length. The residuals and their widths (0 for a repeat) are computed first
+/// over the whole group (vector code); then eight at a time go into a word, whose whole
+/// bytes are stored and whose leftover bits carry into the next eight.
 #[inline(always)]
-fn pack_residuals<T: SzxFloat>(c: &Coding<T>, g: &Group<T>, stage: &mut [u8; GROUP * 8 + 8]) -> usize {
+fn pack_residuals<T: SzxFloat>(c: &Coding<T>, g: &Group<T>, stage: &mut [u8]) -> usize {
     let r = c.resi_bits;
-    for (j, ts) in g.t[..g.len].chunks(8).enumerate() {
-        let acc = ts.iter().enumerate().fold(0u64, |acc, (i, &v)| acc | (c.residual(v) as u64) << (r * i as u32));
-        let at = j * r as usize;
-        stage[at..at + 8].copy_from_slice(&acc.to_le_bytes());
+    if r == 0 {
+        return 0;
     }
-    resi_len(g.len, r)
+    let q = c.req_bytes as u8;
+    let mut res = [0u64; GROUP];
+    let mut width = [0u8; GROUP];
+    for i in 0..GROUP {
+        let keep = g.lead[i] <= q;
+        res[i] = if keep { c.residual(g.t[i]) as u64 } else { 0 };
+        width[i] = if keep { r as u8 } else { 0 };
+    }
+    let (mut acc, mut bits, mut at) = (0u64, 0u32, 0usize);
+    for (res, width) in res[..g.len].chunks(8).zip(width.chunks(8)) {
+        for (&v, &w) in res.iter().zip(width) {
+            acc |= v << bits;
+            bits += w as u32;
+        }
+        // At most 7 carried + 8 * 7 new bits: the word holds them.
+        if let Some(dst) = stage.get_mut(at..at + 8) {
+            dst.copy_from_slice(&acc.to_le_bytes());
+        }
+        let whole = bits / 8;
+        at += whole as usize;
+        acc >>= 8 * whole;
+        bits -= 8 * whole;
+    }
+    at + (bits > 0) as usize
 }

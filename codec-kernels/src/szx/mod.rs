@@ -2,7 +2,7 @@
 //! that holds for every finite value.
 //!
 //! The data is cut into blocks. Each block becomes a zero block, a constant block, a
-//! coded block (truncated mantissas with leading-byte reuse) or a raw block; see
+//! coded block (rounded mantissas or fixed-point multiples, with leading-byte reuse) or a raw block; see
 //! [`plan`] for the decision and [`coding`] for the coded form. The work is split so
 //! that a GPU runs it as three launches and the CPU executor as three passes over tiles:
 //!

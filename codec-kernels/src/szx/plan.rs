@@ -7,20 +7,24 @@
 //!    the value stored (the rounded midpoint, or its neighbour towards the side that
 //!    failed), never on the float radius alone, and if the block holds no exact zero
 //!    (zeros always come back as zeros);
-//! 4. coded (see [`super::coding`]), directly or as differences from the midpoint, with
-//!    the fewest mantissa bits that keep the bound; raw if that would not be smaller.
+//! 4. coded (see [`super::coding`]) with the fewest bits that keep the bound, raw if that
+//!    would not be smaller: as fixed point (multiples of a power of two `delta <= 2E`)
+//!    where that applies, else directly (the values' own bits); or as differences from
+//!    the midpoint when that keeps fewer bits per value than the first two.
 //!
-//! Direct coding only rounds the mantissa of each value (cuts it, where rounding would
+//! Fixed point rounds `|x| / delta` to the nearest integer, exactly, so it moves a value
+//! by at most `delta / 2 <= E` with no check, and it keeps exact zeros and signs. Direct
+//! coding only rounds the mantissa of each value (cuts it, where rounding would
 //! overflow), which provably moves a value by at most `E` (see
-//! [`Tolerance::mantissa_bits`]). Offset coding rounds three times (the difference, its
-//! mantissa, the reconstruction), so every reconstructed value is checked against the
-//! bound, exactly where the rounded error equals `E`; if one fails, one more mantissa bit
-//! is tried, then direct coding. Direct coding is also chosen when it is no dearer and
-//! whenever the block holds an exact zero, which it keeps exactly; it keeps every sign
-//! too (a magnitude rounded to zero keeps its sign bit).
+//! [`Tolerance::mantissa_bits`]), or keeps a value with `|x| <= E` as a zero of its sign;
+//! it keeps exact zeros and signs too. Offset coding rounds three times (the difference,
+//! its mantissa, the reconstruction), so every reconstructed value is checked against
+//! the bound, exactly where the rounded error equals `E`; if one fails, one more
+//! mantissa bit is tried, then the fallback. A block holding an exact zero is never
+//! offset-coded.
 
-use super::coding::{Coding, Group, GROUP, SIZE_ENTRY_BYTES};
-use super::scalar::{exponent_of, next_toward, SzxFloat};
+use super::coding::{max_quant_bits, mode, Coding, Group, GROUP, MIN_QUANT_BITS, SIZE_ENTRY_BYTES};
+use super::scalar::{exponent_of, next_toward, pow2, round_to_uint, Bits, SzxFloat};
 use super::stats::{block_stats, BlockStats};
 use super::tolerance::Tolerance;
 
@@ -32,7 +36,9 @@ const LANES: usize = 8;
 pub struct BlockPlan<T: SzxFloat> {
     /// The state byte (see [`super::coding::state`]).
     pub state: u8,
-    /// The constant (constant blocks) or the reference (offset coding); zero otherwise.
+    /// The constant (constant blocks), the reference (offset coding), or the flush
+    /// threshold of direct coding (`E`: smaller magnitudes are coded as zeros of their
+    /// sign; not stored); zero otherwise.
     pub value: T,
     /// Payload bytes.
     pub size: u32,
@@ -51,6 +57,7 @@ impl<T: SzxFloat> BlockPlan<T> {
 }
 
 /// Decides the plan of block `x` (non-empty, at most `MAX_BLOCK_SIZE` values).
+#[inline(always)]
 pub fn plan_block<T: SzxFloat>(x: &[T], tol: &Tolerance<T>) -> BlockPlan<T> {
     use super::coding::state;
     let raw_len = T::BYTES * x.len();
@@ -67,20 +74,26 @@ pub fn plan_block<T: SzxFloat>(x: &[T], tol: &Tolerance<T>) -> BlockPlan<T> {
     }
     let (coding, size) = choose_coding(x, &st, tol);
     if size + SIZE_ENTRY_BYTES < raw_len {
-        BlockPlan { state: coding.state(), value: coding.reference, size: size as u32 }
+        let value = match coding.mode {
+            mode::OFFSET => coding.reference,
+            mode::QUANT => pow2(coding.delta_exp),
+            _ => tol.e,
+        };
+        BlockPlan { state: coding.state(), value, size: size as u32 }
     } else {
         BlockPlan::fixed(state::RAW, raw_len)
     }
 }
 
 /// `min/2 + max/2`: the midpoint without overflow for any finite pair.
-#[inline]
+#[inline(always)]
 fn midpoint<T: SzxFloat>(st: &BlockStats<T>) -> T {
     st.min * T::HALF + st.max * T::HALF
 }
 
 /// A value within `E` of both extremes (hence of every value), if the rounded midpoint
 /// or its neighbour towards the violated side is one.
+#[inline(always)]
 fn constant<T: SzxFloat>(st: &BlockStats<T>, tol: &Tolerance<T>) -> Option<T> {
     let mid = midpoint(st);
     let ok = |c: T| tol.within(st.max, c) && tol.within(st.min, c);
@@ -95,56 +108,87 @@ fn constant<T: SzxFloat>(st: &BlockStats<T>, tol: &Tolerance<T>) -> Option<T> {
 
 /// The cheapest coding that provably or verifiably keeps every value within `E`, and
 /// its payload length.
+#[inline(always)]
 fn choose_coding<T: SzxFloat>(x: &[T], st: &BlockStats<T>, tol: &Tolerance<T>) -> (Coding<T>, usize) {
     // In the top binade rounding may be refused (it would reach infinity), so keep the
     // bits that cutting off needs.
     let top = |bits: T::Bits| exponent_of::<T>(bits) == T::BIAS;
     let max_abs = st.max_abs();
-    let direct = Coding::new(false, tol.mantissa_bits(exponent_of::<T>(max_abs), !top(max_abs)), T::ZERO);
-    let direct_len = || (direct, measure::<T, false>(x, &direct).0);
+    // Fixed point where it applies (it keeps EXP_BITS - 1 bits fewer per value than direct
+    // coding, exactly within the bound), else direct coding.
+    let base = quantized(st, tol).unwrap_or_else(|| {
+        Coding::new(false, tol.mantissa_bits(exponent_of::<T>(max_abs), !top(max_abs)), T::ZERO).flushing(tol.e)
+    });
+    let base_len = || match base.mode {
+        mode::QUANT => (base, measure::<T, { mode::QUANT }>(x, &base).0),
+        _ => (base, measure::<T, { mode::DIRECT }>(x, &base).0),
+    };
     if st.has_zero {
-        return direct_len();
+        return base_len();
     }
     let m = midpoint(st);
     // Every difference fl(x - m) lies between these two, rounding being monotonic.
     let spread = (st.max - m).abs().to_bits().max((m - st.min).abs().to_bits());
     if top(spread) || spread >= T::INF_BITS {
-        return direct_len();
+        return base_len();
     }
     let k = tol.mantissa_bits(exponent_of::<T>(spread), true);
     for k in [k, k + 1] {
-        if k >= direct.mant_bits {
+        let c = Coding::new(true, k, m);
+        if c.keep_bits() >= base.keep_bits() {
             break;
         }
-        let c = Coding::new(true, k, m);
-        let (len, worst) = measure::<T, true>(x, &c);
+        let (len, worst) = measure::<T, { mode::OFFSET }>(x, &c);
         // The rounded error decides unless it equals E; then decide exactly.
-        if worst < tol.e || (worst == tol.e && x.iter().all(|&v| tol.within(v, c.reconstruct::<true>(c.quantize::<true>(v))))) {
+        let back = |v: T| c.reconstruct::<{ mode::OFFSET }>(c.quantize::<{ mode::OFFSET }>(v));
+        if worst < tol.e || (worst == tol.e && x.iter().all(|&v| tol.within(v, back(v)))) {
             return (c, len);
         }
     }
-    direct_len()
+    base_len()
 }
 
-/// Payload bytes of `x` under coding `c` (`OFFSET == c.offset`) and, for offset coding,
+/// Fixed-point coding for a finite block, if it applies: `E > 0`, the unit
+/// `delta = 2^(floor(log2 E) + 1)` (so `delta / 2 <= E`: rounding to the nearest multiple
+/// keeps the bound exactly) and its inverse are normal, no value lies in the top binade
+/// (so no multiple rounds up to infinity), and the largest multiple index fits
+/// [`max_quant_bits`].
+#[inline(always)]
+fn quantized<T: SzxFloat>(st: &BlockStats<T>, tol: &Tolerance<T>) -> Option<Coding<T>> {
+    let a = tol.e_exp + 1;
+    let max_abs = st.max_abs();
+    if tol.e <= T::ZERO || a.abs() >= T::BIAS || exponent_of::<T>(max_abs) >= T::BIAS {
+        return None;
+    }
+    let qmax = max_quant_bits(T::MANT_BITS);
+    let x = T::from_bits(max_abs) * pow2(-a);
+    if x >= pow2::<T>(qmax as i32) {
+        return None;
+    }
+    let n = round_to_uint(x);
+    let bits = (T::Bits::BITS - n.lz()).max(MIN_QUANT_BITS);
+    (bits <= qmax).then(|| Coding::quantized(bits, a))
+}
+
+/// Payload bytes of `x` under coding `c` (`M == c.mode`) and, for offset coding,
 /// the largest rounded reconstruction error `|x - x'|`.
-fn measure<T: SzxFloat, const OFFSET: bool>(x: &[T], c: &Coding<T>) -> (usize, T) {
+#[inline(always)]
+fn measure<T: SzxFloat, const M: u8>(x: &[T], c: &Coding<T>) -> (usize, T) {
     let mut g = Group::new();
     let mut worst = [T::ZERO; LANES];
-    let mut reused = 0u32;
+    let mut len = c.head_len(x.len());
     for xs in x.chunks(GROUP) {
-        c.group::<OFFSET>(xs, g.last(), &mut g);
-        reused += g.reused();
-        if OFFSET {
+        c.group::<M>(xs, g.last(), &mut g);
+        len += c.group_len(&g);
+        if M == mode::OFFSET {
             for (vs, ts) in xs.chunks(LANES).zip(g.t.chunks(LANES)) {
                 for ((w, &v), &tv) in worst.iter_mut().zip(vs).zip(ts) {
-                    *w = w.fmax((v - c.reconstruct::<true>(tv)).abs());
+                    *w = w.fmax((v - c.reconstruct::<{ mode::OFFSET }>(tv)).abs());
                 }
             }
         }
     }
-    let worst = worst.iter().fold(T::ZERO, |a, &b| a.fmax(b));
-    (c.fixed_len(x.len()) + x.len() * c.req_bytes as usize - reused as usize, worst)
+    (len, worst.iter().fold(T::ZERO, |a, &b| a.fmax(b)))
 }
 
 #[cfg(test)]
@@ -199,14 +243,20 @@ mod tests {
     }
 
     #[test]
-    fn blocks_with_zeros_code_directly_and_offsets_need_fewer_bits() {
+    fn blocks_with_zeros_code_fixed_point_and_offsets_need_fewer_bits() {
+        // E = 1e-3: unit 2^-9; values below 2 take 10 magnitude bits.
         let x: [f32; 64] = core::array::from_fn(|i| if i % 7 == 0 { 0.0 } else { 1.0 + i as f32 / 64.0 });
         let p = plan(&x, 1e-3);
-        assert_eq!(BlockKind::parse::<f32>(p.state), Some(BlockKind::Coded { offset: false, mant_bits: 9 }));
-        let x: [f32; 64] = core::array::from_fn(|i| 1.0 + i as f32 / 64.0);
+        assert_eq!(BlockKind::parse::<f32>(p.state), Some(BlockKind::Quantized { mag_bits: 10 }));
+        assert_eq!(p.value, 2f32.powi(-9));
+        // Near 100 fixed point needs 16 magnitude bits (L = 17); differences within 0.5
+        // (exponent -2), rounded, need 7 mantissa bits (L = 16).
+        let x: [f32; 64] = core::array::from_fn(|i| 100.0 + i as f32 / 64.0);
         let p = plan(&x, 1e-3);
-        // Rounded, differences within 0.5 (exponent -2) need 7 bits, the values themselves 9.
         assert_eq!(BlockKind::parse::<f32>(p.state), Some(BlockKind::Coded { offset: true, mant_bits: 7 }));
+        // Without a usable unit (E = 0), blocks with zeros are coded directly.
+        let x: [f32; 64] = core::array::from_fn(|i| if i % 7 == 0 { 0.0 } else { 1.0 + i as f32 / 64.0 });
+        assert_eq!(BlockKind::parse::<f32>(plan(&x, 0.0).state), Some(BlockKind::Coded { offset: false, mant_bits: 23 }));
     }
 
     #[test]

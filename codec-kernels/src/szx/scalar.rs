@@ -33,6 +33,8 @@ pub trait Bits:
     fn from_u32(v: u32) -> Self;
     /// `self + o`, wrapping.
     fn wrapping_add(self, o: Self) -> Self;
+    /// `self - o`, wrapping.
+    fn wrapping_sub(self, o: Self) -> Self;
     /// `self + 1` and `self - 1`, wrapping.
     fn inc(self) -> Self;
     fn dec(self) -> Self;
@@ -69,6 +71,10 @@ pub trait SzxFloat:
     const HALF: Self;
     /// Largest finite value.
     const MAX: Self;
+    /// `1.5 * 2^MANT_BITS`, whose unit in the last place is 1: for `0 <= x < 2^(MANT_BITS - 1)`,
+    /// `x + ROUND` rounds `x` to the nearest integer `n` (ties to even) and its bit pattern
+    /// is `ROUND`'s plus `n`.
+    const ROUND: Self;
     /// Bit pattern of +infinity: a magnitude at or above it is not finite.
     const INF_BITS: Self::Bits;
     /// Mask of every bit but the sign.
@@ -99,6 +105,26 @@ pub trait SzxFloat:
 pub fn exponent_of<T: SzxFloat>(abs_bits: T::Bits) -> i32 {
     let biased = (abs_bits >> T::MANT_BITS).low_u32() as i32;
     biased.max(1) - T::BIAS
+}
+
+/// `round(x)` (ties to even) as an integer, for `0 <= x < 2^(MANT_BITS - 1)`: no float
+/// to integer conversion, so it runs as vector integer code.
+#[inline(always)]
+pub fn round_to_uint<T: SzxFloat>(x: T) -> T::Bits {
+    (x + T::ROUND).to_bits().wrapping_sub(T::ROUND.to_bits())
+}
+
+/// The integer `n < 2^(MANT_BITS - 1)` as a value of `T` (exact), the inverse of
+/// [`round_to_uint`].
+#[inline(always)]
+pub fn uint_to_float<T: SzxFloat>(n: T::Bits) -> T {
+    T::from_bits(T::ROUND.to_bits().wrapping_add(n)) - T::ROUND
+}
+
+/// `2^e` for `|e| < BIAS` (a normal power of two).
+#[inline(always)]
+pub fn pow2<T: SzxFloat>(e: i32) -> T {
+    T::from_bits(T::Bits::from_u32((e + T::BIAS) as u32) << T::MANT_BITS)
 }
 
 /// `floor(log2 v)` for a finite `v > 0`, subnormals included.
@@ -155,6 +181,10 @@ macro_rules! bits_impl {
                 <$u>::wrapping_add(self, o)
             }
             #[inline(always)]
+            fn wrapping_sub(self, o: Self) -> Self {
+                <$u>::wrapping_sub(self, o)
+            }
+            #[inline(always)]
             fn inc(self) -> Self {
                 self.wrapping_add(1)
             }
@@ -190,6 +220,7 @@ macro_rules! float_impl {
             const ZERO: Self = 0.0;
             const HALF: Self = 0.5;
             const MAX: Self = <$f>::MAX;
+            const ROUND: Self = 1.5 * (1u64 << (<$f>::MANTISSA_DIGITS - 1)) as $f;
             const INF_BITS: $u = <$f>::INFINITY.to_bits();
             const ABS_MASK: $u = !(1 << (<$u>::BITS - 1));
             #[inline(always)]
@@ -200,17 +231,20 @@ macro_rules! float_impl {
             fn from_bits(b: $u) -> Self {
                 <$f>::from_bits(b)
             }
+
             #[inline]
             fn from_f64_down(v: f64) -> Self {
                 $from_f64_down(v)
             }
+            // Plain compare-and-select: one vector min/max instruction (the NaN-aware
+            // `f32::min` takes three more).
             #[inline(always)]
             fn fmin(self, o: Self) -> Self {
-                <$f>::min(self, o)
+                if o < self { o } else { self }
             }
             #[inline(always)]
             fn fmax(self, o: Self) -> Self {
-                <$f>::max(self, o)
+                if o > self { o } else { self }
             }
         }
     };

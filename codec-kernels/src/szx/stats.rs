@@ -2,8 +2,9 @@
 
 use super::scalar::{Bits, SzxFloat};
 
-/// Independent accumulators, so the pass runs as vector min/max/compare operations.
-const LANES: usize = 8;
+/// Independent accumulators, so the pass runs as vector min/max operations (two AVX2
+/// registers of f32 per accumulator).
+const LANES: usize = 16;
 
 /// What the block decision needs to know about a block.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -15,57 +16,58 @@ pub struct BlockStats<T: SzxFloat> {
     pub finite: bool,
     /// Some value is `+0` or `-0`.
     pub has_zero: bool,
+    /// Bit pattern of the largest magnitude.
+    abs_max: T::Bits,
 }
 
 impl<T: SzxFloat> BlockStats<T> {
     /// Bit pattern of the largest magnitude (of a finite block).
     #[inline]
     pub fn max_abs(&self) -> T::Bits {
-        self.min.abs().to_bits().max(self.max.abs().to_bits())
+        self.abs_max
     }
 }
 
-/// Statistics of a non-empty block.
-#[inline]
+/// Statistics of a non-empty block. Magnitudes are compared as bit patterns (unsigned
+/// integers, ordered as the magnitudes are, NaN and infinity above every finite one):
+/// the largest tells finiteness and the largest magnitude, the smallest whether a zero
+/// is present.
+#[inline(always)]
 pub fn block_stats<T: SzxFloat>(x: &[T]) -> BlockStats<T> {
     let first = x.first().copied().unwrap_or(T::ZERO);
     let mut mn = [first; LANES];
     let mut mx = [first; LANES];
-    // Per lane: an exponent field of all ones (NaN, infinity) seen; a zero magnitude seen.
-    let mut special = [T::Bits::ZERO; LANES];
-    let mut zero = [T::Bits::ZERO; LANES];
+    let mut amax = [T::Bits::ZERO; LANES];
+    let mut amin = [T::Bits::ALL; LANES];
     let chunks = x.chunks_exact(LANES);
     let rest = chunks.remainder();
-    // Separate loops per accumulator vectorise best.
+    let mut step = |j: usize, v: T| {
+        mn[j] = mn[j].fmin(v);
+        mx[j] = mx[j].fmax(v);
+        let a = v.to_bits() & T::ABS_MASK;
+        amax[j] = amax[j].max(a);
+        amin[j] = amin[j].min(a);
+    };
     for c in chunks {
         let Ok(c) = <&[T; LANES]>::try_from(c) else { continue };
-        for j in 0..LANES {
-            mn[j] = mn[j].fmin(c[j]);
-        }
-        for j in 0..LANES {
-            mx[j] = mx[j].fmax(c[j]);
-        }
-        for j in 0..LANES {
-            let b = c[j].to_bits();
-            special[j] = special[j] | if b & T::INF_BITS == T::INF_BITS { T::Bits::ONE } else { T::Bits::ZERO };
-            zero[j] = zero[j] | if b & T::ABS_MASK == T::Bits::ZERO { T::Bits::ONE } else { T::Bits::ZERO };
+        for (j, &v) in c.iter().enumerate() {
+            step(j, v);
         }
     }
     // The tail, folded into the first lanes.
     for (j, &v) in rest.iter().enumerate() {
-        mn[j] = mn[j].fmin(v);
-        mx[j] = mx[j].fmax(v);
-        let b = v.to_bits();
-        special[j] = special[j] | if b & T::INF_BITS == T::INF_BITS { T::Bits::ONE } else { T::Bits::ZERO };
-        zero[j] = zero[j] | if b & T::ABS_MASK == T::Bits::ZERO { T::Bits::ONE } else { T::Bits::ZERO };
+        step(j, v);
     }
-    let mut s = BlockStats { min: mn[0], max: mx[0], finite: true, has_zero: false };
+    let mut s = BlockStats { min: mn[0], max: mx[0], finite: true, has_zero: false, abs_max: T::Bits::ZERO };
+    let mut amin_all = T::Bits::ALL;
     for j in 0..LANES {
         s.min = s.min.fmin(mn[j]);
         s.max = s.max.fmax(mx[j]);
-        s.finite &= special[j] == T::Bits::ZERO;
-        s.has_zero |= zero[j] != T::Bits::ZERO;
+        s.abs_max = s.abs_max.max(amax[j]);
+        amin_all = amin_all.min(amin[j]);
     }
+    s.finite = s.abs_max < T::INF_BITS;
+    s.has_zero = amin_all == T::Bits::ZERO;
     s
 }
 
