@@ -192,8 +192,9 @@ pub struct CollConfig {
     pub min_bytes_to_compress: usize,
     /// Node groups of the hierarchical allreduce.
     pub node_groups: NodeGroups,
-    /// The hierarchical allreduce of fewer bytes than this takes its uncompressed path
-    /// (NV-Group's small-message path): no codec latency, an exact result.
+    /// The hierarchical allreduce of fewer bytes than this takes its small-message path
+    /// (NV-Group's): the leaders exchange their partial results uncompressed and reduce
+    /// them in a fixed order; no codec latency, an exact result.
     pub hier_host_max_bytes: usize,
     /// What the automatic selection assumes about the machine (see [`ModelParams`];
     /// [`ENV_MODEL`] overrides single figures).
@@ -216,10 +217,9 @@ impl CollConfig {
         }
     }
 
-    /// True if the hierarchical allreduce of `bytes` takes its uncompressed path: below
-    /// its own threshold, or below the compression threshold (nothing would compress).
+    /// True if the hierarchical allreduce of `bytes` takes its small-message path.
     pub fn hier_on_host(&self, bytes: usize) -> bool {
-        bytes < self.hier_host_max_bytes || bytes < self.min_bytes_to_compress
+        bytes < self.hier_host_max_bytes
     }
 
     /// Ranks per node group as the model sees them: the blocks' size, or for
@@ -423,7 +423,9 @@ pub const PREFERENCE: [Algorithm; 6] = [
 /// The model's time for `algo` as a call of `bytes` would run it, or `None` where it is
 /// no candidate: the compressed algorithms below `min_bytes_to_compress` (they would
 /// send everything raw), `hier` unless there are at least two node groups of more than
-/// one rank (its uncompressed path where [`CollConfig::hier_on_host`] says so).
+/// one rank (priced as it would run: its small-message path where
+/// [`CollConfig::hier_on_host`] says so, else its ring among the leaders, raw below
+/// `min_bytes_to_compress`).
 pub fn predicted_s(op: CollOp, algo: Algorithm, bytes: usize, cfg: &CollConfig, params: &Params) -> Option<f64> {
     let b = bytes as f64;
     match algo {
@@ -434,6 +436,8 @@ pub fn predicted_s(op: CollOp, algo: Algorithm, bytes: usize, cfg: &CollConfig, 
                 None
             } else if cfg.hier_on_host(bytes) {
                 Some(model::hier_host_time_s(b, params))
+            } else if bytes < cfg.min_bytes_to_compress {
+                Some(model::hier_time_s(b, params, Algorithm::Mpi))
             } else {
                 model::time_s(op, algo, b, params)
             }

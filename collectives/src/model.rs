@@ -132,11 +132,7 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
             let pow2 = np.is_power_of_two();
             (levels - if pow2 { 0.0 } else { 1.0 }) * step + if pow2 { 0.0 } else { 2.0 * step }
         }
-        (Allreduce, Hierarchical) => {
-            let (groups, _) = p.groups();
-            let leaders = Params { ranks: groups, group_ranks: 1, ..*p };
-            intra_reduce_bcast(bytes, p) + time_s(Allreduce, CColl, bytes, &leaders)?
-        }
+        (Allreduce, Hierarchical) => hier_time_s(bytes, p, CColl),
         (ReduceScatter, Mpi) => rs_plain,
         (ReduceScatter, CprP2p) => rs_cpr,
         (ReduceScatter, CColl) => rs_ccoll,
@@ -173,6 +169,15 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
         _ => return None,
     };
     Some(time)
+}
+
+/// Predicted seconds of the hierarchical allreduce whose group leaders run `leaders`
+/// (an allreduce algorithm) among themselves: `c-coll` is the compressed pipelined ring,
+/// `mpi` the same ring with every frame raw (below the compression threshold).
+pub fn hier_time_s(bytes: f64, p: &Params, leaders: Algorithm) -> f64 {
+    let (groups, _) = p.groups();
+    let among = Params { ranks: groups, group_ranks: 1, ..*p };
+    intra_reduce_bcast(bytes, p) + time_s(CollOp::Allreduce, leaders, bytes, &among).unwrap_or(f64::INFINITY)
 }
 
 /// Predicted seconds of the hierarchical allreduce's uncompressed path (NV-Group's small-
@@ -306,6 +311,8 @@ mod tests {
         let intra = 2.0 * (2.0 * (1e-6 + n / 5e9) + n / 2e9);
         let leaders = time_s(Allreduce, CColl, n, &params(2)).unwrap();
         assert!((time_s(Allreduce, Hierarchical, n, &p).unwrap() - intra - leaders).abs() < 1e-12);
+        let raw = time_s(Allreduce, Mpi, n, &params(2)).unwrap();
+        assert!((hier_time_s(n, &p, Mpi) - intra - raw).abs() < 1e-12);
         // The uncompressed path: one partial from the other leader, one reduction.
         let host = intra + (50e-6 + n / 125e6) + n / 2e9;
         assert!((hier_host_time_s(n, &p) - host).abs() < 1e-12);

@@ -136,9 +136,10 @@ pub(crate) fn allreduce<C: CommHandle, T: Value>(
 }
 
 /// Reduce inside node groups (library); among the group leaders, the compressed
-/// pipelined ring, or below the host threshold ([`CollConfig::hier_on_host`]) the
-/// uncompressed exchange of `hier_host`; broadcast inside the groups (library). Returns
-/// the compressions per value.
+/// pipelined ring (raw frames below the compression threshold), or below the host
+/// threshold ([`CollConfig::hier_on_host`]) and with a single group the uncompressed
+/// exchange of `hier_host`; broadcast inside the groups (library). Returns the
+/// compressions per value (the call makes it 0 where nothing was compressed).
 fn hierarchical<C: CommHandle, T: Value>(comm: &C, call: &mut Call, buf: &mut [T], op: ReduceOp, cfg: &CollConfig) -> u32 {
     let rank = comm.rank();
     let node = match cfg.node_groups {

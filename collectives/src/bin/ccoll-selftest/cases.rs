@@ -254,6 +254,7 @@ fn expected_k<T: Value>(case: &Case, p: usize) -> u32 {
         NodeGroups::Blocks(g) => p.div_ceil(g.max(1)),
         NodeGroups::SharedMemory => 1,
     };
+    // (Below the compression threshold this returned 0 above.)
     let compress = !case.cfg.hier_on_host(case.n * T::SIZE) && groups > 1;
     if compress {
         compressions_per_value(CollOp::Allreduce, Algorithm::Hierarchical, groups)
