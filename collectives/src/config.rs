@@ -1,11 +1,12 @@
 //! What a call is asked to do: the operation, the algorithm, the codec and its settings,
-//! and the default algorithm selection.
+//! and the automatic algorithm selection (from the cost model, [`crate::model`]).
 
 use core::fmt;
 use core::str::FromStr;
 
 use codec_host::Codec;
 
+use crate::model::{self, Params};
 use crate::CollError;
 
 /// The operations of this crate.
@@ -91,7 +92,7 @@ fn by_name<T: Copy>(all: &[T], name: fn(T) -> &'static str, s: &str, what: &str)
 /// How a call moves its data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Algorithm {
-    /// Pick by operation, message size and rank count ([`select`]), unless the
+    /// The algorithm the cost model predicts fastest ([`select`]), unless the
     /// environment variable [`ENV_ALGORITHM`] names one.
     Auto,
     /// The MPI library's own collective (or `MPI_Send`/`MPI_Recv`), uncompressed.
@@ -110,7 +111,8 @@ pub enum Algorithm {
     /// before and out after).
     RecursiveDoubling,
     /// Allreduce: reduce inside node groups, compressed ring among group leaders,
-    /// broadcast inside groups.
+    /// broadcast inside groups; below [`CollConfig::hier_host_max_bytes`] the leaders
+    /// exchange and reduce their partial results uncompressed.
     Hierarchical,
 }
 
@@ -185,15 +187,24 @@ pub struct CollConfig {
     /// Bytes of one pipeline chunk; 0 chooses from the message size ([`pipeline_chunk_values`]).
     pub pipeline_chunk_bytes: usize,
     /// Messages (and pipeline chunks) smaller than this are sent uncompressed; under
-    /// [`Algorithm::Auto`], calls smaller than this use the MPI library's collective.
+    /// [`Algorithm::Auto`], calls smaller than this choose among the uncompressed
+    /// algorithms only.
     pub min_bytes_to_compress: usize,
     /// Node groups of the hierarchical allreduce.
     pub node_groups: NodeGroups,
+    /// The hierarchical allreduce of fewer bytes than this takes its small-message path
+    /// (NV-Group's): the leaders exchange their partial results uncompressed and reduce
+    /// them in a fixed order; no codec latency, an exact result.
+    pub hier_host_max_bytes: usize,
+    /// What the automatic selection assumes about the machine (see [`ModelParams`];
+    /// [`ENV_MODEL`] overrides single figures).
+    pub model: ModelParams,
 }
 
 impl CollConfig {
     /// The defaults for `codec`: automatic algorithm and chunking, compression from
-    /// [`DEFAULT_MIN_BYTES_TO_COMPRESS`], shared-memory node groups.
+    /// [`DEFAULT_MIN_BYTES_TO_COMPRESS`], shared-memory node groups, the hierarchical
+    /// allreduce uncompressed below [`DEFAULT_HIER_HOST_MAX_BYTES`], the default model.
     pub fn new(codec: Codec) -> Self {
         CollConfig {
             codec,
@@ -201,6 +212,23 @@ impl CollConfig {
             pipeline_chunk_bytes: 0,
             min_bytes_to_compress: DEFAULT_MIN_BYTES_TO_COMPRESS,
             node_groups: NodeGroups::SharedMemory,
+            hier_host_max_bytes: DEFAULT_HIER_HOST_MAX_BYTES,
+            model: ModelParams::DEFAULT,
+        }
+    }
+
+    /// True if the hierarchical allreduce of `bytes` takes its small-message path.
+    pub fn hier_on_host(&self, bytes: usize) -> bool {
+        bytes < self.hier_host_max_bytes
+    }
+
+    /// Ranks per node group as the model sees them: the blocks' size, or for
+    /// shared-memory groups the model's [`ModelParams::node_ranks`] (the layout is
+    /// known only after splitting the communicator).
+    fn model_group_ranks(&self, model: &ModelParams) -> usize {
+        match self.node_groups {
+            NodeGroups::Blocks(g) => g,
+            NodeGroups::SharedMemory => model.node_ranks,
         }
     }
 
@@ -214,9 +242,125 @@ impl CollConfig {
 /// Default of [`CollConfig::min_bytes_to_compress`].
 pub const DEFAULT_MIN_BYTES_TO_COMPRESS: usize = 32 << 10;
 
-/// Under [`Algorithm::Auto`], allreduce calls below this many bytes use recursive
-/// doubling (log2(p) latency terms), larger ones the pipelined ring (bandwidth-optimal).
-pub const RD_MAX_BYTES: usize = 1 << 20;
+/// Default of [`CollConfig::hier_host_max_bytes`]: the model's uncompressed and
+/// compressed hierarchical allreduce cross at 8.7 to 13.6 KB with the default
+/// [`ModelParams`] (2 to 16 groups of 2 to 8 ranks): the next power of two above. The
+/// unit tests check that the host path is faster at half of it and slower at twice.
+pub const DEFAULT_HIER_HOST_MAX_BYTES: usize = 16 << 10;
+
+/// The machine the automatic selection models (see docs/cost-model.md for the terms).
+/// Every rank must see the same figures: they decide the algorithm, which the call
+/// agreement then checks.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ModelParams {
+    /// Payload bytes per second of one direction of a node's link.
+    pub link_bytes_per_s: f64,
+    /// Per-message cost between nodes (latency plus software overhead), seconds.
+    pub latency_s: f64,
+    /// The link between ranks of one node group (shared memory).
+    pub intra_bytes_per_s: f64,
+    pub intra_latency_s: f64,
+    /// Codec throughput per rank, uncompressed bytes per second.
+    pub compress_bytes_per_s: f64,
+    pub decompress_bytes_per_s: f64,
+    /// Fixed cost of one codec pass, seconds.
+    pub codec_call_s: f64,
+    /// Element-wise reduction, bytes of one operand per second.
+    pub reduce_bytes_per_s: f64,
+    /// Expected compression ratio.
+    pub ratio: f64,
+    /// Ranks per node the model assumes for [`NodeGroups::SharedMemory`].
+    pub node_ranks: usize,
+}
+
+impl ModelParams {
+    /// The emulated cluster of docs/cluster-results.md (1 Gbit/s links, 96% TCP payload,
+    /// 50 us per message) and the codec measured there (SZx: 1077 MB/s compression,
+    /// 2358 MB/s decompression, reduction 6374 MB/s, one core), with a ratio of 10 (the
+    /// run measured 19 at a relative bound of 1e-3; tighter bounds give less), 10 us per
+    /// codec pass, shared memory at 5 GB/s and 1 us, one rank per node.
+    pub const DEFAULT: ModelParams = ModelParams {
+        link_bytes_per_s: 120e6,
+        latency_s: 50e-6,
+        intra_bytes_per_s: 5e9,
+        intra_latency_s: 1e-6,
+        compress_bytes_per_s: 1077e6,
+        decompress_bytes_per_s: 2358e6,
+        codec_call_s: 10e-6,
+        reduce_bytes_per_s: 6374e6,
+        ratio: 10.0,
+        node_ranks: 1,
+    };
+
+    /// These figures with those that `env` (the value of [`ENV_MODEL`]) sets.
+    pub fn with_env(mut self, env: Option<&str>) -> Result<ModelParams, CollError> {
+        for item in env.unwrap_or("").split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            let bad = |why: &str| CollError::Config(format!("{ENV_MODEL}: {item:?}: {why}"));
+            let (key, value) = item.split_once('=').ok_or_else(|| bad("not key=value"))?;
+            let (key, value) = (key.trim(), value.trim());
+            if key == "node_ranks" {
+                self.node_ranks = value.parse().ok().filter(|&n| n >= 1).ok_or_else(|| bad("not a whole number >= 1"))?;
+                continue;
+            }
+            let v: f64 = value.parse().ok().filter(|v: &f64| v.is_finite() && *v >= 0.0).ok_or_else(|| bad("not a finite number >= 0"))?;
+            let positive = || if v > 0.0 { Ok(v) } else { Err(bad("must be above 0")) };
+            match key {
+                "link_gbit" => self.link_bytes_per_s = positive()? * 1e9 / 8.0,
+                "latency_us" => self.latency_s = v * 1e-6,
+                "intra_gbit" => self.intra_bytes_per_s = positive()? * 1e9 / 8.0,
+                "intra_latency_us" => self.intra_latency_s = v * 1e-6,
+                "compress_mbps" => self.compress_bytes_per_s = positive()? * 1e6,
+                "decompress_mbps" => self.decompress_bytes_per_s = positive()? * 1e6,
+                "codec_call_us" => self.codec_call_s = v * 1e-6,
+                "reduce_mbps" => self.reduce_bytes_per_s = positive()? * 1e6,
+                "ratio" => self.ratio = positive()?,
+                _ => return Err(bad(&format!("unknown key (one of {})", MODEL_KEYS.join(", ")))),
+            }
+        }
+        Ok(self)
+    }
+
+    /// The cost model's parameters for `ranks` ranks in groups of `group_ranks`, each
+    /// rank with a core of its own.
+    pub fn params(&self, ranks: usize, group_ranks: usize) -> Params {
+        Params {
+            ranks,
+            link_bytes_per_s: self.link_bytes_per_s,
+            alpha_s: self.latency_s,
+            comp_bytes_per_s: self.compress_bytes_per_s,
+            decomp_bytes_per_s: self.decompress_bytes_per_s,
+            codec_call_s: self.codec_call_s,
+            reduce_bytes_per_s: self.reduce_bytes_per_s,
+            ratio: self.ratio,
+            host_cores: 1.0,
+            ranks_per_host: 1,
+            background_load: 0.0,
+            group_ranks: group_ranks.max(1),
+            intra_bytes_per_s: self.intra_bytes_per_s,
+            intra_alpha_s: self.intra_latency_s,
+        }
+    }
+}
+
+/// The keys of [`ENV_MODEL`].
+const MODEL_KEYS: [&str; 10] = [
+    "link_gbit",
+    "latency_us",
+    "intra_gbit",
+    "intra_latency_us",
+    "compress_mbps",
+    "decompress_mbps",
+    "codec_call_us",
+    "reduce_mbps",
+    "ratio",
+    "node_ranks",
+];
+
+/// The environment variable that overrides figures of [`CollConfig::model`]: a
+/// comma-separated list of `key=value` (`CCOLL_MODEL=link_gbit=100,latency_us=2`), keys
+/// `link_gbit`, `latency_us`, `intra_gbit`, `intra_latency_us`, `compress_mbps`,
+/// `decompress_mbps`, `codec_call_us`, `reduce_mbps`, `ratio`, `node_ranks`.
+pub const ENV_MODEL: &str = "CCOLL_MODEL";
 
 /// The environment variable that overrides [`Algorithm::Auto`]: either one algorithm
 /// name, used for every operation it applies to (`CCOLL_ALGORITHM=ring`), or a
@@ -225,11 +369,7 @@ pub const ENV_ALGORITHM: &str = "CCOLL_ALGORITHM";
 
 /// The algorithm a call runs: the caller's choice if it is not [`Algorithm::Auto`], else
 /// the environment's (`env`, the value of [`ENV_ALGORITHM`]) if it names one for `op`,
-/// else the default:
-///
-/// - calls below `min_bytes_to_compress` bytes: `mpi` (nothing to gain from compression);
-/// - allreduce: `rd` on 2 ranks or below [`RD_MAX_BYTES`], else `c-coll` (pipelined ring);
-/// - every other operation, point-to-point included: `c-coll`.
+/// else [`fastest`] with the configured model and the figures [`ENV_MODEL`] sets.
 ///
 /// `bytes` is the size of the call's vector (per rank block for scatter, gather,
 /// allgather and alltoall).
@@ -244,13 +384,67 @@ pub fn select(op: CollOp, bytes: usize, ranks: usize, cfg: &CollConfig, env: Opt
     if let Some(algo) = env.map(|e| env_choice(op, e)).transpose()?.flatten() {
         return Ok(algo);
     }
-    Ok(if bytes < cfg.min_bytes_to_compress {
-        Algorithm::Mpi
-    } else if op == CollOp::Allreduce && (ranks <= 2 || bytes < RD_MAX_BYTES) {
-        Algorithm::RecursiveDoubling
-    } else {
-        Algorithm::CColl
-    })
+    let model = cfg.model.with_env(std::env::var(ENV_MODEL).ok().as_deref())?;
+    Ok(fastest(op, bytes, ranks, cfg, &model))
+}
+
+/// The algorithm of `op` with the least predicted time ([`predicted_s`]) under `model`;
+/// on a tie (within [`TIE`]) the first in [`PREFERENCE`] order. A function of its
+/// arguments only, so ranks that agree on them agree on the algorithm.
+pub fn fastest(op: CollOp, bytes: usize, ranks: usize, cfg: &CollConfig, model: &ModelParams) -> Algorithm {
+    let params = model.params(ranks, cfg.model_group_ranks(model));
+    let mut best = (Algorithm::Mpi, f64::INFINITY);
+    for algo in PREFERENCE.into_iter().filter(|a| a.applies_to(op)) {
+        if let Some(t) = predicted_s(op, algo, bytes, cfg, &params) {
+            if t < best.1 * (1.0 - TIE) {
+                best = (algo, t);
+            }
+        }
+    }
+    best.0
+}
+
+/// Relative difference of predicted times below which two algorithms tie: where the
+/// codec is the bottleneck, `c-coll` and `ring` have the same formula, and rounding
+/// alone would otherwise alternate between them from one size to the next.
+pub const TIE: f64 = 1e-9;
+
+/// The order in which ties are broken: the library first, the CPR-P2P baseline last
+/// (on 2 ranks its schedule costs what C-Coll's does).
+pub const PREFERENCE: [Algorithm; 6] = [
+    Algorithm::Mpi,
+    Algorithm::CColl,
+    Algorithm::Ring,
+    Algorithm::RecursiveDoubling,
+    Algorithm::Hierarchical,
+    Algorithm::CprP2p,
+];
+
+/// The model's time for `algo` as a call of `bytes` would run it, or `None` where it is
+/// no candidate: the compressed algorithms below `min_bytes_to_compress` (they would
+/// send everything raw), `hier` unless there are at least two node groups of more than
+/// one rank (priced as it would run: its small-message path where
+/// [`CollConfig::hier_on_host`] says so, else its ring among the leaders, raw below
+/// `min_bytes_to_compress`).
+pub fn predicted_s(op: CollOp, algo: Algorithm, bytes: usize, cfg: &CollConfig, params: &Params) -> Option<f64> {
+    let b = bytes as f64;
+    match algo {
+        Algorithm::Mpi => model::time_s(op, algo, b, params),
+        Algorithm::Hierarchical => {
+            let (groups, group_ranks) = params.groups();
+            if groups < 2 || group_ranks < 2 {
+                None
+            } else if cfg.hier_on_host(bytes) {
+                Some(model::hier_host_time_s(b, params))
+            } else if bytes < cfg.min_bytes_to_compress {
+                Some(model::hier_time_s(b, params, Algorithm::Mpi))
+            } else {
+                model::time_s(op, algo, b, params)
+            }
+        }
+        _ if bytes < cfg.min_bytes_to_compress => None,
+        _ => model::time_s(op, algo, b, params),
+    }
 }
 
 /// The algorithm the environment value names for `op`, if any.
@@ -325,15 +519,122 @@ mod tests {
         assert!("ringg".parse::<Algorithm>().is_err());
     }
 
+    /// `cfg()` with node groups of `g` ranks.
+    fn grouped(g: usize) -> CollConfig {
+        CollConfig { node_groups: NodeGroups::Blocks(g), ..cfg() }
+    }
+
+    const M: ModelParams = ModelParams::DEFAULT;
+
     #[test]
-    fn default_selection_follows_size_and_ranks() {
+    fn default_selection_follows_the_model() {
+        use Algorithm::*;
         let c = cfg();
-        assert_eq!(select(CollOp::Allreduce, 1000, 8, &c, None).unwrap(), Algorithm::Mpi);
-        assert_eq!(select(CollOp::Allreduce, 256 << 10, 8, &c, None).unwrap(), Algorithm::RecursiveDoubling);
-        assert_eq!(select(CollOp::Allreduce, 16 << 20, 2, &c, None).unwrap(), Algorithm::RecursiveDoubling);
-        assert_eq!(select(CollOp::Allreduce, 16 << 20, 8, &c, None).unwrap(), Algorithm::CColl);
-        assert_eq!(select(CollOp::Bcast, 16 << 20, 8, &c, None).unwrap(), Algorithm::CColl);
-        assert_eq!(select(CollOp::Gather, 100, 8, &c, None).unwrap(), Algorithm::Mpi);
+        let pick = |op, bytes, ranks, cfg: &CollConfig| fastest(op, bytes, ranks, cfg, &M);
+        // Below the compression threshold only the uncompressed candidates remain.
+        assert_eq!(pick(CollOp::Allreduce, 1000, 8, &c), Mpi);
+        assert_eq!(pick(CollOp::Gather, 100, 8, &c), Mpi);
+        assert_eq!(pick(CollOp::Allreduce, 16 << 20, 1, &c), Mpi);
+        // Latency-bound sizes: recursive doubling; bandwidth-bound: the pipelined ring.
+        assert_eq!(pick(CollOp::Allreduce, 40 << 10, 8, &c), RecursiveDoubling);
+        assert_eq!(pick(CollOp::Allreduce, 1 << 20, 8, &c), CColl);
+        assert_eq!(pick(CollOp::Allreduce, 16 << 20, 2, &c), CColl);
+        for op in [CollOp::Bcast, CollOp::Scatter, CollOp::Alltoall, CollOp::ReduceScatter, CollOp::P2p] {
+            assert_eq!(pick(op, 16 << 20, 8, &c), CColl, "{op}");
+            // On 2 ranks CPR-P2P costs the same: the tie goes to C-Coll.
+            assert_eq!(pick(op, 64 << 10, 2, &c), CColl, "{op}");
+        }
+        // Where ring and c-coll tie (the codec is the bottleneck), c-coll at every size.
+        assert!((1..64).all(|m| pick(CollOp::Allreduce, m << 20, 8, &c) == CColl));
+        // `select` without an override is the same choice.
+        assert_eq!(select(CollOp::Allreduce, 40 << 10, 8, &c, None).unwrap(), RecursiveDoubling);
+        assert_eq!(select(CollOp::Allreduce, 1000, 8, &c, None).unwrap(), Mpi);
+    }
+
+    #[test]
+    fn hier_wins_with_node_groups_and_takes_its_host_path_when_small() {
+        use Algorithm::*;
+        let pick = |bytes, ranks, cfg: &CollConfig| fastest(CollOp::Allreduce, bytes, ranks, cfg, &M);
+        // 4 groups of 4: small calls go hierarchical on the host path, exact.
+        let g4 = grouped(4);
+        assert_eq!(pick(1000, 16, &g4), Hierarchical);
+        assert!(g4.hier_on_host(1000));
+        // Mid sizes: hierarchical with the compressed ring among the leaders.
+        assert_eq!(pick(1 << 20, 16, &g4), Hierarchical);
+        assert!(!g4.hier_on_host(1 << 20));
+        // Large: the flat pipelined ring.
+        assert_eq!(pick(16 << 20, 16, &g4), CColl);
+        // One group, or groups of one rank: never.
+        assert_eq!(pick(1000, 4, &g4), Mpi);
+        assert_eq!(pick(1000, 16, &grouped(1)), Mpi);
+        // Shared-memory groups: as many ranks per node as the model says.
+        assert_eq!(pick(1000, 16, &cfg()), Mpi);
+        let four_per_node = ModelParams { node_ranks: 4, ..M };
+        assert_eq!(fastest(CollOp::Allreduce, 1000, 16, &cfg(), &four_per_node), Hierarchical);
+        // Only allreduce has a hierarchical algorithm.
+        assert_eq!(fastest(CollOp::Reduce, 1000, 16, &g4, &M), Mpi);
+    }
+
+    #[test]
+    fn the_choice_is_the_least_predicted_time_over_a_grid() {
+        let sizes = [0, 1, 4096, 32 << 10, 100 << 10, 1 << 20, 8 << 20, 64 << 20];
+        let mut hier_host_seen = false;
+        for ranks in [1, 2, 3, 4, 5, 8, 16, 64] {
+            for c in [cfg(), grouped(2), grouped(4)] {
+                let params = M.params(ranks, c.model_group_ranks(&M));
+                for op in CollOp::ALL {
+                    for bytes in sizes {
+                        let chosen = fastest(op, bytes, ranks, &c, &M);
+                        assert!(op.algorithms().contains(&chosen), "{op} {bytes} {ranks}: {chosen}");
+                        let t = predicted_s(op, chosen, bytes, &c, &params).unwrap();
+                        for &other in op.algorithms() {
+                            let u = predicted_s(op, other, bytes, &c, &params);
+                            assert!(u.is_none_or(|u| t * (1.0 - TIE) <= u), "{op} {bytes} B on {ranks}: {chosen} ({t}) over {other} ({u:?})");
+                        }
+                        // Candidates: compressed ones from the compression threshold up.
+                        if bytes < c.min_bytes_to_compress {
+                            assert!(matches!(chosen, Algorithm::Mpi | Algorithm::Hierarchical), "{op} {bytes}: {chosen}");
+                        }
+                        if chosen == Algorithm::Hierarchical {
+                            let (groups, g) = params.groups();
+                            assert!(groups > 1 && g > 1);
+                            hier_host_seen |= c.hier_on_host(bytes);
+                        }
+                    }
+                }
+            }
+        }
+        assert!(hier_host_seen);
+        // Ties can go to every algorithm but `Auto`.
+        assert!(Algorithm::ALL.iter().all(|a| *a == Algorithm::Auto || PREFERENCE.contains(a)));
+    }
+
+    #[test]
+    fn the_default_host_threshold_lies_where_the_model_crosses() {
+        let t = DEFAULT_HIER_HOST_MAX_BYTES as f64;
+        for (ranks, g) in [(4, 2), (8, 2), (16, 4), (32, 8), (64, 4)] {
+            let p = M.params(ranks, g);
+            let host = |b: f64| model::hier_host_time_s(b, &p);
+            let compressed = |b: f64| model::time_s(CollOp::Allreduce, Algorithm::Hierarchical, b, &p).unwrap();
+            assert!(host(t / 2.0) < compressed(t / 2.0), "{ranks} ranks in groups of {g}");
+            assert!(compressed(t * 2.0) < host(t * 2.0), "{ranks} ranks in groups of {g}");
+        }
+    }
+
+    #[test]
+    fn the_environment_sets_model_figures() {
+        let m = M.with_env(Some("link_gbit=100, latency_us=2,node_ranks=4,codec_call_us=0")).unwrap();
+        assert_eq!(m.link_bytes_per_s, 12.5e9);
+        assert_eq!((m.latency_s, m.node_ranks, m.codec_call_s), (2e-6, 4, 0.0));
+        assert_eq!(m.compress_bytes_per_s, M.compress_bytes_per_s);
+        assert_eq!(M.with_env(None).unwrap(), M);
+        assert_eq!(M.with_env(Some(" ")).unwrap(), M);
+        // At 100 Gbit/s a one-core codec does not pay: the library's ring wins.
+        assert_eq!(fastest(CollOp::Allreduce, 64 << 20, 8, &cfg(), &m), Algorithm::Mpi);
+        assert_eq!(fastest(CollOp::Allreduce, 64 << 20, 8, &cfg(), &M), Algorithm::CColl);
+        for bad in ["link_gbit", "link_gbit=0", "ratio=-1", "latency_us=nan", "node_ranks=0", "node_ranks=2.5", "speed=1"] {
+            assert!(matches!(M.with_env(Some(bad)), Err(CollError::Config(_))), "{bad}");
+        }
     }
 
     #[test]

@@ -24,7 +24,8 @@
 //! See [`Algorithm`] and `docs/collectives.md`: the plain MPI baseline, CPR-P2P (compress
 //! every send, decompress every receive), the C-Coll frameworks, the collective-level
 //! ring and recursive-doubling allreduce, and the hierarchical allreduce. Under
-//! [`Algorithm::Auto`], [`config::select`] decides, unless [`ENV_ALGORITHM`] says otherwise.
+//! [`Algorithm::Auto`], [`config::select`] picks the algorithm the cost model ([`model`])
+//! predicts fastest, unless [`ENV_ALGORITHM`] says otherwise.
 //!
 //! # Errors and mismatched calls
 //! Every collective call, the plain `mpi` baseline included, starts with a small
@@ -61,6 +62,7 @@ mod codec_port;
 pub mod config;
 mod error;
 mod frame;
+pub mod model;
 mod ops;
 mod stats;
 mod transport;
@@ -70,7 +72,7 @@ mod watchdog;
 pub use accuracy::{binomial_depth, compressions_per_value, first_excess, prod_error_bound, value_allowance, Excess};
 pub use codec_host::elementwise::ReduceOp;
 pub use codec_port::ENV_CODEC_THREADS;
-pub use config::{Algorithm, CollConfig, CollOp, NodeGroups, ENV_ALGORITHM};
+pub use config::{Algorithm, CollConfig, CollOp, ModelParams, NodeGroups, ENV_ALGORITHM, ENV_MODEL};
 pub use error::{CollError, Result};
 pub use ops::CommHandle;
 pub use stats::CollStats;

@@ -6,7 +6,7 @@ use mpi::topology::{Color, Communicator};
 
 use crate::accuracy::compressions_per_value;
 use crate::alg::ring::{GatherStyle, StepStyle};
-use crate::alg::{alltoall, baseline, doubling, p2p, ring, tree};
+use crate::alg::{alltoall, baseline, doubling, hier_host, p2p, ring, tree};
 use crate::blocks::Blocks;
 use crate::call::{begin, Call, Setup};
 use crate::config::MAX_AUTO_CHUNKS;
@@ -135,9 +135,11 @@ pub(crate) fn allreduce<C: CommHandle, T: Value>(
     call.finish(k, Some(op))
 }
 
-/// Reduce inside node groups (library), compressed ring allreduce among the group
-/// leaders (or the library's allreduce below the compression threshold), broadcast
-/// inside the groups (library). Returns the compressions per value.
+/// Reduce inside node groups (library); among the group leaders, the compressed
+/// pipelined ring (raw frames below the compression threshold), or below the host
+/// threshold ([`CollConfig::hier_on_host`]) and with a single group the uncompressed
+/// exchange of `hier_host`; broadcast inside the groups (library). Returns the
+/// compressions per value (the call makes it 0 where nothing was compressed).
 fn hierarchical<C: CommHandle, T: Value>(comm: &C, call: &mut Call, buf: &mut [T], op: ReduceOp, cfg: &CollConfig) -> u32 {
     let rank = comm.rank();
     let node = match cfg.node_groups {
@@ -149,8 +151,17 @@ fn hierarchical<C: CommHandle, T: Value>(comm: &C, call: &mut Call, buf: &mut [T
     };
     let is_leader = node.rank() == 0;
     let leaders = comm.split_by_color_with_key(if is_leader { Color::with_value(0) } else { Color::undefined() }, rank);
-    let groups = call.comm.allgather_u64(u64::from(is_leader)).iter().sum::<u64>() as usize;
-    let compress = buf.len() * T::SIZE >= cfg.min_bytes_to_compress && groups > 1;
+    // One word per rank: whether it leads a group, and whether its settings put the call
+    // on the host path (the call agreement does not cover the threshold).
+    let on_host = cfg.hier_on_host(buf.len() * T::SIZE);
+    let words = call.comm.allgather_u64(u64::from(is_leader) | u64::from(on_host) << 1);
+    let groups = words.iter().filter(|&&w| w & 1 != 0).count();
+    let hosts = words.iter().filter(|&&w| w & 2 != 0).count();
+    if hosts != 0 && hosts != words.len() {
+        call.fail(CollError::Mismatch { field: "hierarchical host path (hier_host_max_bytes)", local: u64::from(on_host), min: 0, max: 1 });
+    }
+    // Every rank takes the host path if any does, so the schedule is the same everywhere.
+    let host = hosts > 0 || groups < 2;
 
     let input = buf.to_vec();
     baseline::reduce(&node, &input, buf, 0, op);
@@ -158,22 +169,21 @@ fn hierarchical<C: CommHandle, T: Value>(comm: &C, call: &mut Call, buf: &mut [T
         call.count_uncompressed::<T>(buf.len());
     }
     if let Some(leaders) = &leaders {
-        if compress {
+        if host {
+            hier_host::leaders_allreduce(call, leaders, buf, op);
+        } else {
             let whole = std::mem::replace(&mut call.comm, Comm::of(leaders));
             let blocks = Blocks::even(buf.len(), leaders.size() as usize);
             ring::reduce_scatter(call, buf, &blocks, op, StepStyle::Pipelined);
             ring::allgather(call, buf, &blocks, GatherStyle::SizesFirst, false);
             call.comm = whole;
-        } else {
-            let partial = buf.to_vec();
-            baseline::allreduce(leaders, &partial, buf, op);
         }
     }
     baseline::bcast(&node, buf, 0);
-    if compress {
-        compressions_per_value(CollOp::Allreduce, Algorithm::Hierarchical, groups)
-    } else {
+    if host {
         0
+    } else {
+        compressions_per_value(CollOp::Allreduce, Algorithm::Hierarchical, groups)
     }
 }
 

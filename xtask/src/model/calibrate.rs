@@ -1,8 +1,8 @@
 //! Calibration: the codec's single-core compression and decompression throughput and
 //! ratio, and the element-wise reduction throughput, measured in this process.
 
-use super::formulas::Params;
 use codec_host::{Codec, CpuExecutor, Shape};
+use collectives::model::Params;
 use std::time::Instant;
 
 /// Calibrated machine constants.
@@ -57,11 +57,17 @@ impl Calibration {
             alpha_s: 0.0,
             comp_bytes_per_s: self.comp_bytes_per_s,
             decomp_bytes_per_s: self.decomp_bytes_per_s,
+            // Measured over 64 MiB: a fixed cost per pass is inside the throughput.
+            codec_call_s: 0.0,
             reduce_bytes_per_s: self.reduce_bytes_per_s,
             ratio: self.ratio,
             host_cores: 1.0,
             ranks_per_host: 1,
             background_load: 0.0,
+            // One rank per node group: no intra-group steps.
+            group_ranks: 1,
+            intra_bytes_per_s: f64::INFINITY,
+            intra_alpha_s: 0.0,
         }
     }
 
@@ -77,13 +83,10 @@ impl Calibration {
     }
 }
 
-/// `szx-rel=R` or `szx=E`, the codec strings ccoll-bench takes for SZx.
+/// An SZx codec as ccoll-bench writes it (`szx-rel=R`, `szx=E`).
 fn parse_codec(s: &str) -> Result<Codec, String> {
-    let (name, value) = s.split_once('=').ok_or_else(|| format!("codec {s:?}: expected szx-rel=R or szx=E"))?;
-    let v: f64 = value.parse().map_err(|_| format!("codec {s:?}: bad number"))?;
-    match name {
-        "szx-rel" => Ok(Codec::SzxRelative { rel_error: v }),
-        "szx" => Ok(Codec::Szx { abs_error: v }),
+    match collectives::config::parse_codec(s).map_err(|e| e.to_string())? {
+        c @ (Codec::SzxRelative { .. } | Codec::Szx { .. }) => Ok(c),
         _ => Err(format!("codec {s:?}: the model calibrates SZx only")),
     }
 }

@@ -4,14 +4,14 @@
 //! (see docs/cost-model.md).
 
 mod calibrate;
-pub mod formulas;
 
 use crate::bench_csv::{self, Row};
 use crate::units::{fmt_rate, fmt_size, parse_duration, parse_rate, parse_size};
 use crate::workspace;
 use calibrate::Calibration;
 use clap::Args;
-use formulas::{break_even_bits, time_s, Algo, BreakEven, Op, Params};
+use collectives::model::{break_even_bits, time_s, BreakEven, Params};
+use collectives::{Algorithm, CollOp};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -105,7 +105,7 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
             comp_bytes_per_s: cal.comp_bytes_per_s * cores,
             decomp_bytes_per_s: cal.decomp_bytes_per_s * cores,
             reduce_bytes_per_s: cal.reduce_bytes_per_s * cores,
-            ratio: cal.ratio,
+            ..cal.params()
         };
         println!("{}", predictions(&large, a.size as f64, cores));
     }
@@ -118,7 +118,10 @@ pub fn validate(rows: &[Row], base: &Params) -> (String, bool) {
     let mut s = String::from("Validation against the emulated run (model / measured):\n\n| op | size | algorithm | ratio | measured (ms) | model (ms) | model/measured |\n|---|---|---|---|---|---|---|\n");
     let (mut n, mut within) = (0, 0);
     for r in rows {
-        let (Some(op), Some(algo)) = (Op::from_name(&r.op), Algo::from_name(&r.algo)) else { continue };
+        let (Ok(op), Ok(algo)) = (r.op.parse::<CollOp>(), r.algo.parse::<Algorithm>()) else { continue };
+        if !validated(op, algo) {
+            continue;
+        }
         // Each point uses the ratio it achieved; ranks share the host (ranks_per_host).
         let p = Params { ranks: r.ranks, ratio: r.comp_ratio.max(1.0), ranks_per_host: r.ranks, ..*base };
         let Some(model) = time_s(op, algo, r.bytes as f64, &p) else { continue };
@@ -139,7 +142,7 @@ pub fn predictions(base: &Params, bytes: f64, codec_cores: f64) -> String {
     const NODES: [usize; 4] = [16, 64, 256, 1024];
     const LINKS: [f64; 3] = [10e9, 100e9, 200e9];
     const EFFICIENCY: f64 = 0.95;
-    let ops = [Op::Allreduce, Op::Bcast, Op::Scatter, Op::Allgather, Op::Alltoall];
+    let ops = [CollOp::Allreduce, CollOp::Bcast, CollOp::Scatter, CollOp::Allgather, CollOp::Alltoall];
     let mut s = format!(
         "Predictions: {} per rank, one rank per node, codec at {:.0} MB/s compress / {:.0} MB/s decompress ({codec_cores} core(s)), ratio {:.2}, {:.0} us per message.\nSpeedup of the best compressed algorithm over plain MPI (which one in brackets):\n\n| op | link |",
         fmt_size(bytes as u64),
@@ -154,10 +157,9 @@ pub fn predictions(base: &Params, bytes: f64, codec_cores: f64) -> String {
             let _ = write!(s, "| {} | {} |", op.name(), fmt_rate(link as u64));
             for ranks in NODES {
                 let p = Params { ranks, ..base.with_link_bits(link, EFFICIENCY) };
-                let plain = time_s(op, Algo::Mpi, bytes, &p).unwrap_or(f64::NAN);
-                let best = Algo::ALL[1..]
-                    .iter()
-                    .filter_map(|&a| time_s(op, a, bytes, &p).map(|t| (a, t)))
+                let plain = time_s(op, Algorithm::Mpi, bytes, &p).unwrap_or(f64::NAN);
+                let best = compressed(op)
+                    .filter_map(|a| time_s(op, a, bytes, &p).map(|t| (a, t)))
                     .min_by(|x, y| x.1.total_cmp(&y.1));
                 match best {
                     Some((a, t)) => {
@@ -175,7 +177,7 @@ pub fn predictions(base: &Params, bytes: f64, codec_cores: f64) -> String {
         let _ = write!(s, "| {} |", op.name());
         for ranks in NODES {
             let p = Params { ranks, ..*base };
-            let best = Algo::ALL[1..].iter().filter_map(|&a| break_even_bits(op, a, bytes, &p, EFFICIENCY)).fold(None, |acc: Option<BreakEven>, b| match (acc, b) {
+            let best = compressed(op).filter_map(|a| break_even_bits(op, a, bytes, &p, EFFICIENCY)).fold(None, |acc: Option<BreakEven>, b| match (acc, b) {
                 (Some(BreakEven::Always), _) | (_, BreakEven::Always) => Some(BreakEven::Always),
                 (Some(BreakEven::At(x)), BreakEven::At(y)) => Some(BreakEven::At(x.max(y))),
                 (Some(BreakEven::At(x)), BreakEven::Never) | (Some(BreakEven::Never), BreakEven::At(x)) => Some(BreakEven::At(x)),
@@ -193,6 +195,18 @@ pub fn predictions(base: &Params, bytes: f64, codec_cores: f64) -> String {
         s.push('\n');
     }
     s
+}
+
+/// The compressed algorithms of `op` the predictions compare with plain MPI: one rank
+/// per node, so not `hier` (which would be the flat ring).
+fn compressed(op: CollOp) -> impl Iterator<Item = Algorithm> {
+    op.algorithms().iter().copied().filter(|&a| a.compresses() && a != Algorithm::Hierarchical)
+}
+
+/// The rows the validation compares: the CSV does not record the node groups that
+/// `hier` ran with, and point-to-point rows are no collective.
+fn validated(op: CollOp, algo: Algorithm) -> bool {
+    op != CollOp::P2p && algo != Algorithm::Hierarchical
 }
 
 /// The rest of a markdown header row: one column per node count, then the separator
@@ -216,15 +230,19 @@ mod tests {
             alpha_s: 50e-6,
             comp_bytes_per_s: 800e6,
             decomp_bytes_per_s: 900e6,
+            codec_call_s: 0.0,
             reduce_bytes_per_s: 2e9,
             ratio: 1.0,
             host_cores: 2.0,
             ranks_per_host: 4,
             background_load: 0.0,
+            group_ranks: 1,
+            intra_bytes_per_s: f64::INFINITY,
+            intra_alpha_s: 0.0,
         }
     }
 
-    fn row(op: Op, algo: Algo, bytes: u64, ratio: f64, secs: f64) -> Row {
+    fn row(op: CollOp, algo: Algorithm, bytes: u64, ratio: f64, secs: f64) -> Row {
         Row {
             op: op.name().into(),
             algo: algo.name().into(),
@@ -246,17 +264,20 @@ mod tests {
         let b = base();
         let at = |op, algo, ratio: f64| time_s(op, algo, (64u64 << 20) as f64, &Params { ratio, ..b }).unwrap();
         let exact = [
-            row(Op::Allreduce, Algo::CColl, 64 << 20, 10.0, at(Op::Allreduce, Algo::CColl, 10.0)),
-            row(Op::Bcast, Algo::Mpi, 64 << 20, 1.0, at(Op::Bcast, Algo::Mpi, 1.0)),
+            row(CollOp::Allreduce, Algorithm::CColl, 64 << 20, 10.0, at(CollOp::Allreduce, Algorithm::CColl, 10.0)),
+            row(CollOp::Bcast, Algorithm::Mpi, 64 << 20, 1.0, at(CollOp::Bcast, Algorithm::Mpi, 1.0)),
         ];
         let (report, ok) = validate(&exact, &b);
         assert!(ok, "{report}");
         assert!(report.contains("2 of 2 points within 25%"), "{report}");
         assert!(report.contains("| allreduce | 64M | c-coll | 10.00 |"), "{report}");
-        // A measurement 1.5x the model is outside; unknown algorithms are skipped.
+        // A measurement 1.5x the model is outside; unknown names, `hier` (node groups
+        // unknown) and point-to-point rows are skipped.
         let mut off = exact.to_vec();
         off[1].lat_avg_us *= 1.5;
         off.push(Row { algo: "hier".into(), ..exact[0].clone() });
+        off.push(Row { algo: "warp".into(), ..exact[0].clone() });
+        off.push(Row { op: "p2p".into(), ..exact[0].clone() });
         let (report, ok) = validate(&off, &b);
         assert!(!ok && report.contains("1 of 2 points within 25%"), "{report}");
     }

@@ -240,7 +240,7 @@ pub fn run<T: Value>(s: &mut Suite, inputs: &Inputs, case: &Case, salt: usize) -
 
 /// Compressions per value the case must report: the algorithm's k, except that a call
 /// below the compression threshold compresses nothing (k = 0), and the hierarchical
-/// allreduce compresses only among node groups.
+/// allreduce compresses only among node groups, and only above its host threshold.
 fn expected_k<T: Value>(case: &Case, p: usize) -> u32 {
     let blockwise = matches!(case.op, CollOp::Scatter | CollOp::Gather | CollOp::Allgather | CollOp::Alltoall);
     let call_values = if blockwise { case.n.div_ceil(p) } else { case.n };
@@ -254,7 +254,8 @@ fn expected_k<T: Value>(case: &Case, p: usize) -> u32 {
         NodeGroups::Blocks(g) => p.div_ceil(g.max(1)),
         NodeGroups::SharedMemory => 1,
     };
-    let compress = case.n * T::SIZE >= case.cfg.min_bytes_to_compress && groups > 1;
+    // (Below the compression threshold this returned 0 above.)
+    let compress = !case.cfg.hier_on_host(case.n * T::SIZE) && groups > 1;
     if compress {
         compressions_per_value(CollOp::Allreduce, Algorithm::Hierarchical, groups)
     } else {

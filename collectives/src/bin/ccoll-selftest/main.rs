@@ -11,6 +11,7 @@
 //! cases, F failures` last and exits non-zero if it saw a failure.
 
 mod cases;
+mod hier;
 mod misuse;
 mod suite;
 
@@ -42,6 +43,9 @@ fn settings(specs: &str) -> Vec<Setting> {
             cfg.min_bytes_to_compress = 0;
             cfg.pipeline_chunk_bytes = 4000;
             cfg.node_groups = NodeGroups::Blocks(2);
+            // The hierarchical allreduce compresses at every size too (its host path
+            // has cases of its own, `hier`).
+            cfg.hier_host_max_bytes = 0;
             Setting { label: spec.into(), cfg, compresses: true }
         })
         .collect()
@@ -128,6 +132,7 @@ fn matrix(s: &mut Suite, specs: &str, large: Option<String>) {
         }
         if setting.compresses {
             misuse::run(s, &setting.cfg);
+            hier::run(s, &setting.cfg, &setting.label);
             nonfinite(s, &setting.cfg, &setting.label);
         }
     }

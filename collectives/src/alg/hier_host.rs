@@ -1,0 +1,28 @@
+//! The uncompressed exchange among the group leaders of the hierarchical allreduce
+//! (NV-Group's small-message path): no codec latency, and an exact result whose
+//! reduction order is the same on every leader.
+
+use mpi::traits::Communicator;
+
+use crate::alg::baseline;
+use crate::call::Call;
+use crate::{ReduceOp, Value};
+
+/// Every leader receives every leader's partial result (the library's allgather) and
+/// reduces them in leader order, so all leaders compute the same values bit for bit.
+pub(crate) fn leaders_allreduce<C: Communicator, T: Value>(call: &mut Call, leaders: &C, buf: &mut [T], op: ReduceOp) {
+    let (n, groups) = (buf.len(), leaders.size() as usize);
+    if n == 0 || groups < 2 {
+        return;
+    }
+    // One partial per group, as the allgather's input and output (what the caller's
+    // buffer times the group count justifies).
+    let mut partials = vec![T::default(); n * groups];
+    baseline::allgather(leaders, buf, &mut partials);
+    call.count_uncompressed::<T>(n);
+    let (first, rest) = partials.split_at(n);
+    buf.copy_from_slice(first);
+    for partial in rest.chunks_exact(n) {
+        call.reduce(op, buf, partial);
+    }
+}
