@@ -30,8 +30,8 @@ pub fn zero_blocks_stream(block: u32, chunk: u32, blocks: u64) -> Vec<u8> {
     let n = blocks * block as u64;
     let chunks = n.div_ceil(chunk as u64);
     let mut s = vec![0u8; 64];
-    s[..4].copy_from_slice(b"cSZx");
-    s[4] = 1; // version
+    s[..4].copy_from_slice(&codec_host::szx::MAGIC);
+    s[4] = codec_host::szx::VERSION;
     s[5] = 2; // f64
     s[7] = 1; // one dimension
     s[8..16].copy_from_slice(&n.to_le_bytes());
