@@ -2,16 +2,17 @@
 //!
 //! cust links `-lcuda`, which would make every cuda-enabled binary need `libcuda.so.1`
 //! just to start, even for `--backend cpu`. This module defines every driver function
-//! cust calls as a forwarder to the same function of `libcuda.so.1`, opened with
+//! cust and this backend call as a forwarder to the same function of `libcuda.so.1`, opened with
 //! `dlopen` on first use. The linker then finds these definitions before it reaches
 //! `-lcuda`, and `--as-needed` (rustc's default on Linux) leaves the library out of the
 //! binary's `NEEDED` list. Without the library every forwarder returns
 //! `CUDA_ERROR_NO_DEVICE`, which `CudaBackend::on_device` reports as
 //! [`crate::Error::NoDevice`] with the loader's reason ([`load_error`]).
 //!
-//! The definitions reach the link through [`load_error`]: `CudaBackend::on_device` calls
-//! it, which pulls this module's object file out of codec-host's archive together with
-//! every forwarder (docs/gpu.md, "Running on a real GPU").
+//! rust-lld takes the definitions from codec-host's archive whatever the order; for GNU
+//! ld, which scans archives once in order, `CudaBackend::on_device` calling
+//! [`load_error`] pulls this module's object, with every forwarder, before cust's archive
+//! is reached (docs/gpu.md, "Running on a real GPU").
 
 #![allow(non_snake_case)] // the driver API's own parameter names
 
