@@ -112,3 +112,41 @@ fn cuda_without_a_device_is_an_error_never_a_fallback() {
     let out = ccoll(&["decompress", "--backend", "gpu", &p("s"), &p("x")]);
     assert_eq!(out.status.code(), Some(2), "an unknown backend is a usage error");
 }
+
+/// The cuda-enabled `ccoll` loads libcuda.so.1 at run time (codec-host's cuda/driver.rs),
+/// so it starts without one: run it with every libcuda directory dropped from the loader
+/// path. `cpu` works, `cuda` is an error naming the library, `auto` falls back.
+#[cfg(feature = "cuda")]
+#[test]
+fn starts_without_the_driver_library() {
+    let installed = Command::new("ldconfig").arg("-p").output().map(|o| String::from_utf8_lossy(&o.stdout).contains("libcuda.so.1"));
+    if installed.unwrap_or(true) {
+        eprintln!("libcuda.so.1 is installed system-wide (or ldconfig is missing); the driver-less case is not reachable");
+        return;
+    }
+    let path = std::env::var_os("LD_LIBRARY_PATH").unwrap_or_default();
+    let kept = std::env::join_paths(std::env::split_paths(&path).filter(|d| !d.join("libcuda.so.1").exists())).unwrap();
+    let run = |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_ccoll")).args(args).env("LD_LIBRARY_PATH", &kept).output().expect("run ccoll");
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    fs::write(p("in.raw"), raw("f32", 1001)).unwrap();
+    let input = p("in.raw");
+    let compress = |backend: &str, out: &str| {
+        run(&["compress", "--codec", "szx=1e-3", "--type", "f32", "--dims", "1001", "-v", "--backend", backend, &input, out])
+    };
+
+    let cpu = compress("cpu", &p("cpu.s"));
+    assert!(cpu.status.success(), "{}", String::from_utf8_lossy(&cpu.stderr));
+
+    let cuda = compress("cuda", &p("cuda.s"));
+    assert_eq!(cuda.status.code(), Some(1));
+    let err = String::from_utf8(cuda.stderr).unwrap();
+    assert!(err.starts_with("ccoll: --backend cuda: no CUDA device: libcuda.so.1 could not be loaded: "), "{err}");
+    assert!(!dir.path().join("cuda.s").exists());
+
+    let auto = compress("auto", &p("auto.s"));
+    assert!(auto.status.success());
+    let note = String::from_utf8(auto.stderr).unwrap();
+    assert!(note.starts_with("ccoll: backend cpu (") && note.contains("(cuda not used: no CUDA device: libcuda.so.1 could not be loaded: "), "{note}");
+    assert_eq!(fs::read(p("auto.s")).unwrap(), fs::read(p("cpu.s")).unwrap());
+}

@@ -6,7 +6,8 @@
 //! `CUDA_LIBRARY_PATH` to its parent, so that cust's build script (find_cuda_helper,
 //! which searches `$CUDA_LIBRARY_PATH/lib64`) links against the emulator too and no
 //! NVIDIA library is needed at all. Builds `codec-host --features cuda` in release (the
-//! `ccoll` binary) the same way, then runs the command. `mpirun` ranks started on this
+//! `ccoll` binary) the same way, then runs the command. That binary opens libcuda.so.1
+//! at run time (codec-host's cuda/driver.rs), so it also starts outside the emulator. `mpirun` ranks started on this
 //! machine inherit the environment: each loads its own emulated device.
 
 use std::ffi::OsString;

@@ -9,8 +9,10 @@
 //! streams against each other with [`GpuEvent`]s. Every codec compresses from and
 //! decompresses into device arrays ([`CudaBackend::compress_on`],
 //! [`CudaBackend::decompress_on`]); the host-slice calls wrap those. Without a device (or
-//! without a driver) [`CudaBackend::new`] returns [`Error::NoDevice`].
+//! without a driver) [`CudaBackend::new`] returns [`Error::NoDevice`]. The driver library
+//! is loaded at run time ([`driver`]), so a cuda-enabled binary starts without one.
 
+mod driver;
 mod launch;
 mod pending;
 mod ptx;
@@ -110,6 +112,9 @@ impl CudaBackend {
 
     /// Device number `ordinal`.
     pub fn on_device(ordinal: u32) -> Result<Self> {
+        if let Some(why) = driver::load_error() {
+            return Err(Error::NoDevice(format!("{} could not be loaded: {why}", driver::LIBRARY)));
+        }
         cust::init(cust::CudaFlags::empty()).map_err(init_error)?;
         let count = Device::num_devices().map_err(init_error)?;
         if ordinal >= count {
