@@ -189,6 +189,8 @@ pub struct CollConfig {
     pub min_bytes_to_compress: usize,
     /// Node groups of the hierarchical allreduce.
     pub node_groups: NodeGroups,
+    /// Where compression, decompression and reduction run (default: the CPU).
+    pub backend: crate::CodecBackend,
 }
 
 impl CollConfig {
@@ -201,6 +203,7 @@ impl CollConfig {
             pipeline_chunk_bytes: 0,
             min_bytes_to_compress: DEFAULT_MIN_BYTES_TO_COMPRESS,
             node_groups: NodeGroups::SharedMemory,
+            backend: crate::CodecBackend::Cpu,
         }
     }
 
