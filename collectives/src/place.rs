@@ -131,6 +131,13 @@ mod device {
         move |e| Error::Gpu(format!("{what}: {e}"))
     }
 
+    /// Waits for the copies cust queues on the legacy stream: a host-to-device copy from
+    /// pageable memory, or a device-to-device copy, may still be running when the call
+    /// returns, and the rank's (non-blocking) stream does not wait for it.
+    fn settle() -> codec_host::Result<()> {
+        cust::context::CurrentContext::synchronize().map_err(gpu("cuCtxSynchronize"))
+    }
+
     fn download<T: Value>(d: &DeviceSlice<T>, range: Range<usize>) -> codec_host::Result<Vec<T>> {
         let mut host = vec![T::default(); range.len()];
         if !range.is_empty() {
@@ -143,6 +150,7 @@ mod device {
         if !range.is_empty() {
             let mut dst = d.index(range);
             CopyDestination::copy_from(&mut dst, host).map_err(gpu("cuMemcpyHtoD"))?;
+            settle()?;
         }
         Ok(())
     }
@@ -220,6 +228,7 @@ mod device {
             if !to.is_empty() {
                 let mut dst = self.index(to);
                 CopyDestination::copy_from(&mut dst, &src.index(from)).map_err(gpu("cuMemcpyDtoD"))?;
+                settle()?;
             }
             Ok(())
         }
