@@ -11,8 +11,8 @@ use core::ops::Range;
 use codec_host::{Backend, Codec};
 
 use crate::agree::{agree, Signature};
-use crate::codec_port::{Encoded, HostCodec};
-use crate::place::Place;
+use crate::codec_port::HostCodec;
+use crate::place::{Coded, Place};
 use crate::frame::{self, codec_fingerprint, Expect, Header, ANNOUNCE, FAILED, FALLBACK, HEADER_LEN, RAW};
 use crate::transport::{Buf, Comm, Pending};
 use crate::{config, watchdog, Algorithm, CodecBackend, CollConfig, CollError, CollOp, CollStats, NodeGroups, ReduceOp, Result, Value};
@@ -57,6 +57,8 @@ pub(crate) struct Call {
     fingerprint: u32,
     min_bytes: usize,
     chunk_bytes: usize,
+    /// Compressions a device pipeline keeps in flight.
+    streams: usize,
     pub stats: CollStats,
     fault: Option<CollError>,
     /// True when no rank compresses anything in this call (known the same on every rank).
@@ -149,6 +151,7 @@ pub(crate) fn begin<T: Value, W: Place<T> + ?Sized>(
         backend,
         min_bytes: cfg.min_bytes_to_compress,
         chunk_bytes: cfg.pipeline_chunk_bytes,
+        streams: cfg.device_streams,
         stats,
         fault: None,
         exact,
@@ -221,30 +224,69 @@ impl Call {
         self.stats.raw_bytes_sent += (values * T::SIZE) as u64;
     }
 
-    /// Appends the frame of `values` to `out`: compressed if it is at least the
+    /// Appends the frame of `work[range]` to `out`: compressed if it is at least the
     /// compression threshold, the codec accepts it and the result is smaller than the
     /// values; else the values, raw.
     pub fn frame_into<T: Value, W: Place<T> + ?Sized>(&mut self, work: &W, range: Range<usize>, index: usize, pieces: usize, out: &mut Vec<u8>) {
-        let start = out.len();
-        out.resize(start + HEADER_LEN, 0);
+        self.frames_each(work, &[range], |_| index, pieces, |_, _, frame| out.extend_from_slice(&frame));
+    }
+
+    /// Frames the pieces `ranges` of `work` in order (`ranges[i]` as frame `index(i)` of
+    /// `pieces`) and hands each to `emit` as soon as it is made; on the device the
+    /// following pieces compress meanwhile, on up to `CollConfig::device_streams`
+    /// streams.
+    pub fn frames_each<T: Value, W: Place<T> + ?Sized>(
+        &mut self,
+        work: &W,
+        ranges: &[Range<usize>],
+        index: impl Fn(usize) -> usize,
+        pieces: usize,
+        mut emit: impl FnMut(&mut Call, usize, Vec<u8>),
+    ) {
+        let plan: Vec<(Range<usize>, bool)> =
+            ranges.iter().map(|r| (r.clone(), self.encoder.is_some() && !r.is_empty() && r.len() * T::SIZE >= self.min_bytes)).collect();
+        let codec = self.encoder.unwrap_or(self.decoder);
+        work.compress_each(&codec, &plan, self.streams, &mut |i, coded| {
+            let frame = self.frame_coded(work, plan[i].0.clone(), index(i), pieces, coded);
+            emit(self, i, frame);
+        });
+    }
+
+    /// The frame of `work[range]` from what the codec made of it.
+    fn frame_coded<T: Value, W: Place<T> + ?Sized>(
+        &mut self,
+        work: &W,
+        range: Range<usize>,
+        index: usize,
+        pieces: usize,
+        coded: codec_host::Result<Coded>,
+    ) -> Vec<u8> {
         let count = range.len();
         let raw_len = count * T::SIZE;
+        let mut out = Vec::with_capacity(HEADER_LEN + raw_len);
+        out.resize(HEADER_LEN, 0);
         let mut flags = if self.fault.is_some() { FAILED } else { 0 };
-        let mut compressed = false;
-        if let Some(codec) = self.encoder.filter(|_| count > 0 && raw_len >= self.min_bytes) {
+        if !matches!(coded, Ok(Coded::Skip)) {
             self.stats.values_compressed += count as u64;
-            match work.compress(&codec, range.clone(), out) {
-                Ok(Encoded::Stream) => compressed = out.len() - start - HEADER_LEN < raw_len,
-                Ok(Encoded::Refused) => {
-                    flags |= FALLBACK;
-                    self.stats.raw_fallbacks += 1;
-                }
-                Err(e) => self.fail(e.into()),
-            }
         }
+        let compressed = match coded {
+            Ok(Coded::Stream(stream)) if stream.len() < raw_len => {
+                out.extend_from_slice(stream);
+                true
+            }
+            Ok(Coded::Refused) => {
+                flags |= FALLBACK;
+                self.stats.raw_fallbacks += 1;
+                false
+            }
+            Err(e) => {
+                self.fail(e.into());
+                false
+            }
+            Ok(_) => false,
+        };
         if !compressed {
-            out.truncate(start + HEADER_LEN);
-            if let Err(e) = work.write_le(range, out) {
+            if let Err(e) = work.write_le(range, &mut out) {
                 self.fail(e.into());
             }
             flags |= RAW;
@@ -256,12 +298,13 @@ impl Call {
             codec: self.fingerprint,
             index: index as u32,
             pieces: pieces as u32,
-            payload: (out.len() - start - HEADER_LEN) as u32,
+            payload: (out.len() - HEADER_LEN) as u32,
             count: count as u64,
         };
         let mut head = Vec::with_capacity(HEADER_LEN);
         header.write(&mut head);
-        out[start..start + HEADER_LEN].copy_from_slice(&head);
+        out[..HEADER_LEN].copy_from_slice(&head);
+        out
     }
 
     /// The frame of `values` alone.
@@ -404,9 +447,7 @@ impl Call {
         let n = range.len();
         let ranges = pieces(range, self.chunk_values::<T>(n));
         let mut out = Vec::with_capacity(ranges.len() * HEADER_LEN + n * T::SIZE);
-        for (i, r) in ranges.iter().enumerate() {
-            self.frame_into(work, r.clone(), i, ranges.len(), &mut out);
-        }
+        self.frames_each(work, &ranges, |i| i, ranges.len(), |_, _, frame| out.extend_from_slice(&frame));
         out
     }
 

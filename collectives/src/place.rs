@@ -12,6 +12,16 @@ use crate::codec_port::{Encoded, HostCodec, PieceCodec};
 use crate::value::{extend_le, finite_range, read_le};
 use crate::{ReduceOp, Value};
 
+/// What [`Place::compress_each`] made of one piece.
+pub(crate) enum Coded<'a> {
+    /// Not to be compressed (the caller's plan).
+    Skip,
+    /// The compressed stream.
+    Stream(&'a [u8]),
+    /// The codec cannot keep its promise for these values: the piece travels raw.
+    Refused,
+}
+
 /// A work buffer of `T` values, host or device.
 pub(crate) trait Place<T: Value> {
     /// A buffer of the same kind that owns its values (the algorithms' scratch).
@@ -23,8 +33,11 @@ pub(crate) trait Place<T: Value> {
     fn zeros(&self, backend: &Backend, n: usize) -> codec_host::Result<Self::Owned>;
     /// The smallest and largest finite value of `range` (`None` if it has none).
     fn finite_range(&self, range: Range<usize>) -> codec_host::Result<Option<(f64, f64)>>;
-    /// Appends the compressed form of `range` (at least one value) to `out`, or refuses.
-    fn compress(&self, codec: &HostCodec, range: Range<usize>, out: &mut Vec<u8>) -> codec_host::Result<Encoded>;
+    /// Compresses the pieces of `plan` marked true (each at least one value), and hands
+    /// every piece's outcome to `emit` in order (`Coded::Skip` for the unmarked ones).
+    /// On the device up to `streams` compressions are queued at once, on as many
+    /// streams, so that later pieces compress while `emit` sends earlier ones.
+    fn compress_each(&self, codec: &HostCodec, plan: &[(Range<usize>, bool)], streams: usize, emit: &mut dyn FnMut(usize, codec_host::Result<Coded<'_>>));
     /// Decodes `bytes` (exactly `range.len()` values) into `range`.
     fn decompress(&mut self, codec: &HostCodec, bytes: &[u8], range: Range<usize>) -> codec_host::Result<()>;
     /// Appends the values of `range`, little-endian, to `out`.
@@ -57,8 +70,20 @@ impl<T: Value> Place<T> for [T] {
         Ok(finite_range(&self[range]))
     }
 
-    fn compress(&self, codec: &HostCodec, range: Range<usize>, out: &mut Vec<u8>) -> codec_host::Result<Encoded> {
-        codec.compress(&self[range], out)
+    fn compress_each(&self, codec: &HostCodec, plan: &[(Range<usize>, bool)], _: usize, emit: &mut dyn FnMut(usize, codec_host::Result<Coded<'_>>)) {
+        let mut stream = Vec::new();
+        for (i, (range, compress)) in plan.iter().enumerate() {
+            if !compress {
+                emit(i, Ok(Coded::Skip));
+                continue;
+            }
+            stream.clear();
+            let coded = codec.compress(&self[range.clone()], &mut stream).map(|e| match e {
+                Encoded::Stream => Coded::Stream(&stream),
+                Encoded::Refused => Coded::Refused,
+            });
+            emit(i, coded);
+        }
     }
 
     fn decompress(&mut self, codec: &HostCodec, bytes: &[u8], range: Range<usize>) -> codec_host::Result<()> {
@@ -100,13 +125,15 @@ mod device {
     //! the host path's exactly.
 
     use core::ops::Range;
+    use std::cell::RefCell;
+    use std::collections::VecDeque;
 
-    use codec_host::cuda::{CudaBackend, GpuStream};
+    use codec_host::cuda::{CudaBackend, DeviceStream, GpuStream};
     use codec_host::{Backend, Error, Shape};
-    use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
+    use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice, LockedBuffer};
 
-    use super::Place;
-    use crate::codec_port::{Encoded, HostCodec};
+    use super::{Coded, Place};
+    use crate::codec_port::HostCodec;
     use crate::value::{extend_le, finite_range, read_le};
     use crate::{ReduceOp, Value};
 
@@ -125,6 +152,45 @@ mod device {
         let s: &'static GpuStream = Box::leak(Box::new(backend.stream()?));
         STREAM.with(|c| c.set(s).ok());
         Ok(s)
+    }
+
+    /// At least `n` compression streams of this thread (made once, kept; the pipelines
+    /// use the first `n`).
+    fn stream_pool(backend: &Backend, n: usize) -> codec_host::Result<&'static [GpuStream]> {
+        thread_local! {
+            static POOL: RefCell<&'static [GpuStream]> = const { RefCell::new(&[]) };
+        }
+        let have = POOL.with(|p| *p.borrow());
+        if have.len() >= n {
+            return Ok(&have[..n]);
+        }
+        let pool: &'static [GpuStream] = Box::leak((0..n).map(|_| backend.stream()).collect::<codec_host::Result<Vec<_>>>()?.into_boxed_slice());
+        POOL.with(|p| *p.borrow_mut() = pool);
+        Ok(pool)
+    }
+
+    /// Copies the compressed stream `d` to the host through this thread's pinned
+    /// staging buffer (page-locked, so the copy is one DMA, grown to the largest stream
+    /// seen) and leaves its bytes in `out`.
+    fn stage(d: &DeviceStream, out: &mut Vec<u8>) -> codec_host::Result<()> {
+        thread_local! {
+            static PINNED: RefCell<Option<LockedBuffer<u64>>> = const { RefCell::new(None) };
+        }
+        let words = d.len().div_ceil(8);
+        PINNED.with(|p| {
+            let mut p = p.borrow_mut();
+            if p.as_ref().is_none_or(|b| b.len() < words) {
+                *p = Some(LockedBuffer::new(&0u64, words.max(1)).map_err(gpu("cuMemAllocHost"))?);
+            }
+            let pinned = p.as_mut().expect("made above");
+            if words > 0 {
+                d.words().index(0..words).copy_to(&mut pinned.as_mut_slice()[..words]).map_err(gpu("cuMemcpyDtoH"))?;
+            }
+            out.clear();
+            out.extend(pinned.as_slice()[..words].iter().flat_map(|w| w.to_le_bytes()));
+            out.truncate(d.len());
+            Ok(())
+        })
     }
 
     fn gpu(what: &'static str) -> impl Fn(cust::error::CudaError) -> Error {
@@ -175,23 +241,46 @@ mod device {
             Ok(finite_range(&download(self, range)?))
         }
 
-        fn compress(&self, codec: &HostCodec, range: Range<usize>, out: &mut Vec<u8>) -> codec_host::Result<Encoded> {
+        fn compress_each(&self, codec: &HostCodec, plan: &[(Range<usize>, bool)], streams: usize, emit: &mut dyn FnMut(usize, codec_host::Result<Coded<'_>>)) {
             let backend = codec.backend;
-            let s = stream(backend)?;
-            let n = range.len();
-            let piece = self.index(range.clone());
-            let stream = match backend.compress_on(s, &codec.codec, &piece, Shape::d1(n)).and_then(|p| p.wait()) {
-                Ok(d) => d.to_host()?,
-                Err(Error::NonFinite { .. } | Error::NearOverflow { .. }) => return Ok(Encoded::Refused),
-                Err(e) => return Err(e),
+            let streams = match stream_pool(backend, streams.max(1)) {
+                Ok(s) => s,
+                // Every piece reports the failure: the caller's schedule goes on.
+                Err(e) => return (0..plan.len()).for_each(|i| emit(i, Err(e.clone()))),
             };
-            // ZFP's promise is checked against the input as on the host (a decoded copy
-            // compared value by value): these pieces come to the host for the check.
-            if codec.needs_check() && !codec.keeps_promise(&download(self, range)?, &stream)? {
-                return Ok(Encoded::Refused);
+            let views: Vec<DeviceSlice<T>> = plan.iter().map(|(r, _)| self.index(r.clone())).collect();
+            let mut queued = VecDeque::new();
+            let mut next = 0;
+            let mut staged = Vec::new();
+            for (i, (range, compress)) in plan.iter().enumerate() {
+                // Keep the next pieces compressing, one per stream, while this one goes.
+                while next < plan.len() && next < i + streams.len() {
+                    if plan[next].1 {
+                        let s = &streams[next % streams.len()];
+                        queued.push_back(backend.compress_on(s, &codec.codec, &views[next], Shape::d1(views[next].len())));
+                    }
+                    next += 1;
+                }
+                if !compress {
+                    emit(i, Ok(Coded::Skip));
+                    continue;
+                }
+                let pending = queued.pop_front().expect("every marked piece was queued in order");
+                let coded = match pending.and_then(|p| p.wait()).and_then(|d| stage(&d, &mut staged)) {
+                    Ok(()) => match codec.needs_check() {
+                        // ZFP's promise is checked against the input as on the host (a
+                        // decoded copy compared value by value): such pieces come to the
+                        // host for the check.
+                        true => download(self, range.clone())
+                            .and_then(|values| codec.keeps_promise(&values, &staged))
+                            .map(|ok| if ok { Coded::Stream(&staged) } else { Coded::Refused }),
+                        false => Ok(Coded::Stream(&staged)),
+                    },
+                    Err(Error::NonFinite { .. } | Error::NearOverflow { .. }) => Ok(Coded::Refused),
+                    Err(e) => Err(e),
+                };
+                emit(i, coded);
             }
-            out.extend_from_slice(&stream);
-            Ok(Encoded::Stream)
         }
 
         fn decompress(&mut self, codec: &HostCodec, bytes: &[u8], range: Range<usize>) -> codec_host::Result<()> {

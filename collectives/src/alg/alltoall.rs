@@ -24,9 +24,11 @@ pub(crate) fn alltoall<T: Value, W: Place<T> + ?Sized>(call: &mut Call, send: &W
         }
         return;
     }
-    let mut frames: Vec<Vec<u8>> = (0..p)
-        .map(|d| if d == me { Vec::new() } else { call.frame_at(send, blocks.range(d), me, p) })
-        .collect();
+    // Every outgoing piece, compressed back to back (on the device, several at once).
+    let dests: Vec<usize> = (0..p).filter(|&d| d != me).collect();
+    let ranges: Vec<_> = dests.iter().map(|&d| blocks.range(d)).collect();
+    let mut frames: Vec<Vec<u8>> = vec![Vec::new(); p];
+    call.frames_each(send, &ranges, |_| me, p, |_, j, frame| frames[dests[j]] = frame);
     let sizes: Vec<u64> = frames.iter().map(|f| f.len() as u64).collect();
     let incoming = call.comm.alltoall_u64(&sizes);
     let sources: Vec<usize> = (1..p).map(|i| call.comm.peer(-(i as isize))).collect();

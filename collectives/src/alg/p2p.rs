@@ -36,14 +36,16 @@ pub(crate) fn send<T: Value, W: Place<T> + ?Sized>(call: &mut Call, dest: usize,
     let mut queued = Vec::new();
     let mut sends = Vec::new();
     if chunk.is_some() {
-        for (i, r) in ranges.iter().enumerate() {
+        // After a rejection the remaining pieces are still made (the codec's pipeline
+        // runs to its end) but neither queued nor sent.
+        call.frames_each(data, &ranges, |i| i, ranges.len(), |call, i, frame| {
             if verdict.is_none() && ack.test() {
                 verdict = Some(read_reply(&ack.take_bytes()));
             }
             if matches!(verdict, Some(Err(_))) {
-                break;
+                return;
             }
-            queued.push((call.frame_at(data, r.clone(), i, ranges.len()), r.len()));
+            queued.push((frame, ranges[i].len()));
             if verdict.is_some() {
                 for (frame, values) in queued.drain(..) {
                     sends.push(call.isend::<T>(dest, tag, frame, values));
@@ -51,7 +53,7 @@ pub(crate) fn send<T: Value, W: Place<T> + ?Sized>(call: &mut Call, dest: usize,
             }
             // Progress between chunks.
             test_all(&mut sends);
-        }
+        });
     }
     match verdict.unwrap_or_else(|| read_reply(&ack.take_bytes())) {
         Ok(()) => {
