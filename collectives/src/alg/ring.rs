@@ -58,9 +58,14 @@ fn step<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &mut W, blocks: &
 
     let mut recvs = if style == StepStyle::Blocking { Vec::new() } else { post(call) };
     let mut sends = Vec::with_capacity(send_pieces.len());
-    for (i, piece) in send_pieces.iter().enumerate() {
-        let frame = call.frame_at(work, piece.clone(), i, send_pieces.len());
-        sends.push(call.isend::<T>(next, TAG_RING, frame, piece.len()));
+    // The outgoing block is compressed from a copy, so that arrived chunks can be
+    // reduced into `work` while it compresses (on the device, several chunks at once).
+    let block = blocks.range(send_block);
+    let Some(mut outgoing) = call.zeros(work, block.len()) else { return };
+    call.copy(&mut *outgoing, 0..block.len(), work, block.clone());
+    let local: Vec<_> = send_pieces.iter().map(|r| r.start - block.start..r.end - block.start).collect();
+    call.frames_each(&*outgoing, &local, |i| i, send_pieces.len(), |call, i, frame| {
+        sends.push(call.isend::<T>(next, TAG_RING, frame, local[i].len()));
         // Progress between chunks: test the sends, take every chunk that has arrived.
         test_all(&mut sends);
         for (j, rx) in recvs.iter_mut().enumerate() {
@@ -68,7 +73,7 @@ fn step<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &mut W, blocks: &
                 absorb(call, work, j, rx.take_bytes());
             }
         }
-    }
+    });
     if style == StepStyle::Blocking {
         recvs = post(call);
     }
