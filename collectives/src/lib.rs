@@ -5,7 +5,10 @@
 //! pipelined point-to-point send/receive, generic over `f32` and `f64`. Each call takes
 //! a [`CollConfig`] (codec, algorithm, pipeline chunk size, compression threshold) and
 //! returns [`CollStats`]: the algorithm that ran, the bytes it sent, the compression
-//! ratio, the compressions on a value's path and the resulting error bound.
+//! ratio, the compressions on a value's path and the resulting error bound. With the
+//! `cuda` feature, `DeviceCollectives` runs the same operations on device buffers
+//! (`docs/collectives.md`, "Device buffers"); `CollConfig::backend` says where the
+//! codec work runs.
 //!
 //! ```no_run
 //! use codec_host::Codec;
