@@ -152,3 +152,21 @@ fn cpu_backend() -> Backend {
     let exec = CpuExecutor::new(threads.max(1)).unwrap_or_else(|_| CpuExecutor::new(1).expect("a one-thread executor needs no pool"));
     Backend::with_executor(exec)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use codec_host::BackendKind;
+
+    #[test]
+    fn backends_resolve_once_and_a_missing_device_is_a_config_error() {
+        let cpu = CodecBackend::Cpu.resolve().unwrap();
+        assert_eq!(cpu.kind(), BackendKind::Cpu);
+        assert!(std::ptr::eq(cpu, CodecBackend::Cpu.resolve().unwrap()), "resolved once per thread");
+        match CodecBackend::Cuda.resolve() {
+            Ok(b) => assert_eq!(b.kind(), BackendKind::Cuda),
+            Err(CollError::Config(m)) => assert!(m.starts_with("the CUDA backend: "), "{m}"),
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
