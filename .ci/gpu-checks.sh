@@ -88,6 +88,12 @@ if [ "$ptx_built" = 1 ]; then
     done
     run half
   )
+  # The collectives on device buffers: mpirun on 2-5 ranks, each case on host and
+  # device buffers, equal bit for bit (collectives/tests/device_mpirun.rs); with every
+  # queued operation delayed, so that a missing synchronisation changes a result.
+  echo "== collectives device_mpirun on the emulated device"
+  CCOLL_EMU_STREAM_DELAY_US=200 CCOLL_REQUIRE_PTX=1 CCOLL_REQUIRE_GPU=1 \
+    cargo xtask emulate --no-build -- cargo test -p collectives --features cuda --test device_mpirun
   launched=$(grep -o '"kernel":"[^"]*"' "$stats" | sort -u | sed 's/.*:"//; s/"$//')
   entries=$(grep -o '^\.visible \.entry [A-Za-z0-9_]*' target/ptx/codec_kernels.sm_80.ptx | awk '{print $3}' | sort -u)
   echo "emulated device: $(wc -l < "$stats") launches, $(echo "$launched" | grep -c .) of $(echo "$entries" | grep -c .) entry points"

@@ -6,14 +6,16 @@
 //! blocks and every rank downstream reports the failure too.
 
 use codec_host::szx::ErrorBound;
-use codec_host::Codec;
+use core::ops::Range;
+
+use codec_host::{Backend, Codec};
 
 use crate::agree::{agree, Signature};
-use crate::codec_port::{executor, Encoded, HostCodec, PieceCodec};
+use crate::codec_port::HostCodec;
+use crate::place::{Coded, Place};
 use crate::frame::{self, codec_fingerprint, Expect, Header, ANNOUNCE, FAILED, FALLBACK, HEADER_LEN, RAW};
 use crate::transport::{Buf, Comm, Pending};
-use crate::value::{extend_le, finite_range, read_le};
-use crate::{config, watchdog, Algorithm, CollConfig, CollError, CollOp, CollStats, NodeGroups, ReduceOp, Result, Value};
+use crate::{config, watchdog, Algorithm, CodecBackend, CollConfig, CollError, CollOp, CollStats, NodeGroups, ReduceOp, Result, Value};
 
 /// What a call states about itself before the agreement.
 pub(crate) struct Setup<'a> {
@@ -50,27 +52,57 @@ pub(crate) struct Call {
     /// the configured codec (a receiver of a relative bound does not know the sender's
     /// range, and need not).
     decoder: HostCodec,
+    /// Where the codec work and the reductions run.
+    pub backend: &'static Backend,
     fingerprint: u32,
     min_bytes: usize,
     chunk_bytes: usize,
+    /// Compressions a device pipeline keeps in flight.
+    streams: usize,
     pub stats: CollStats,
     fault: Option<CollError>,
     /// True when no rank compresses anything in this call (known the same on every rank).
     exact: bool,
     /// The call's registration with the watchdog (cleared when the call ends).
     _watch: Option<watchdog::Guard>,
+    /// The process's kernel launches when the call began (for `device_launches`).
+    #[cfg(feature = "cuda")]
+    launches_before: u64,
 }
 
 /// Starts a call whose input on this rank is `input`, to run `algorithm`. With `agree`,
 /// runs the call agreement first (see `agree`); without (the explicit `mpi` baseline,
 /// point-to-point), this rank's own argument errors end the call at once.
-pub(crate) fn begin<T: Value>(comm: Comm, mut setup: Setup, algorithm: Algorithm, input: &[T], agree_first: bool) -> Result<Call> {
+/// `input[range]` is what this rank contributes (its value range sets a relative bound).
+pub(crate) fn begin<T: Value, W: Place<T> + ?Sized>(
+    comm: Comm,
+    mut setup: Setup,
+    algorithm: Algorithm,
+    input: &W,
+    range: Range<usize>,
+    agree_first: bool,
+) -> Result<Call> {
     let cfg = setup.cfg;
     let watch = watchdog::enter(|| format!("{} ({algorithm}) on a communicator of {} ranks", setup.op, comm.size)).unwrap_or_else(|e| {
         setup.local_error.get_or_insert(e);
         None
     });
-    let local_range = if needs_range(&cfg.codec) { finite_range(input) } else { None };
+    // A backend that cannot start is this rank's argument error (every rank then fails
+    // the agreement); the call keeps the CPU so that it can still run it.
+    let backend = cfg.backend.resolve().unwrap_or_else(|e| {
+        setup.local_error.get_or_insert(e);
+        CodecBackend::Cpu.resolve().expect("the CPU backend always starts")
+    });
+    let local_range = if needs_range(&cfg.codec) {
+        input.finite_range(range).unwrap_or_else(|e| {
+            setup.local_error.get_or_insert(e.into());
+            None
+        })
+    } else {
+        None
+    };
+    #[cfg(feature = "cuda")]
+    let launches_before = codec_host::cuda::launch_count();
     let range = if agree_first {
         let sig = Signature {
             fields: vec![
@@ -102,20 +134,24 @@ pub(crate) fn begin<T: Value>(comm: Comm, mut setup: Setup, algorithm: Algorithm
     // threshold nothing is compressed on any rank. With the agreement, a codec resolved
     // to none (a relative bound on constant data) is none on every rank too.
     let below_threshold = setup.bytes < cfg.min_bytes_to_compress;
-    let (encoder, abs_error) = if below_threshold { (None, Some(0.0)) } else { resolve_codec(cfg.codec, range) };
+    let (encoder, abs_error) = if below_threshold { (None, Some(0.0)) } else { resolve_codec(cfg.codec, range, backend) };
     let exact = below_threshold || (agree_first && encoder.is_none());
     let mut stats = CollStats::new(algorithm);
     stats.abs_error = abs_error;
     Ok(Call {
+        #[cfg(feature = "cuda")]
+        launches_before,
         comm,
         op: setup.op,
         // The configured codec (which every rank shares), not the resolved one: a
         // relative bound resolves to the sender's own range in point-to-point calls.
         fingerprint: codec_fingerprint(&cfg.codec),
         encoder,
-        decoder: HostCodec { codec: cfg.codec },
+        decoder: HostCodec { codec: cfg.codec, backend },
+        backend,
         min_bytes: cfg.min_bytes_to_compress,
         chunk_bytes: cfg.pipeline_chunk_bytes,
+        streams: cfg.device_streams,
         stats,
         fault: None,
         exact,
@@ -134,15 +170,15 @@ fn needs_range(codec: &Codec) -> bool {
 /// error (constant or empty data), the call sends everything uncompressed. The
 /// framework cuts messages into pipeline chunks itself, so a pipelined SZx codec runs
 /// as plain SZx per chunk.
-fn resolve_codec(codec: Codec, range: Option<(f64, f64)>) -> (Option<HostCodec>, Option<f64>) {
-    let absolute = |abs_error: f64| (Some(HostCodec { codec: Codec::Szx { abs_error } }), Some(abs_error));
+fn resolve_codec(codec: Codec, range: Option<(f64, f64)>, backend: &'static Backend) -> (Option<HostCodec>, Option<f64>) {
+    let absolute = |abs_error: f64| (Some(HostCodec { codec: Codec::Szx { abs_error }, backend }), Some(abs_error));
     let relative = |rel_error: f64| match range.map(|(lo, hi)| rel_error * (hi - lo)) {
         Some(e) if e > 0.0 && e.is_finite() => absolute(e),
         _ => (None, Some(0.0)),
     };
     match codec {
-        Codec::ZfpFixedRate { .. } => (Some(HostCodec { codec }), None),
-        Codec::ZfpFixedAccuracy { tolerance } => (Some(HostCodec { codec }), Some(tolerance)),
+        Codec::ZfpFixedRate { .. } => (Some(HostCodec { codec, backend }), None),
+        Codec::ZfpFixedAccuracy { tolerance } => (Some(HostCodec { codec, backend }), Some(tolerance)),
         Codec::Szx { abs_error } | Codec::SzxPipelined { bound: ErrorBound::Abs(abs_error), .. } => absolute(abs_error),
         Codec::SzxRelative { rel_error } | Codec::SzxPipelined { bound: ErrorBound::Rel(rel_error), .. } => relative(rel_error),
     }
@@ -167,6 +203,10 @@ impl Call {
         // A call in which no rank compresses moves every value exactly.
         let k = if self.exact { 0 } else { k };
         self.stats.compressions_per_value = k;
+        #[cfg(feature = "cuda")]
+        {
+            self.stats.device_launches = codec_host::cuda::launch_count() - self.launches_before;
+        }
         self.stats.error_bound = if k == 0 {
             Some(0.0)
         } else if reduce == Some(ReduceOp::Prod) {
@@ -184,29 +224,71 @@ impl Call {
         self.stats.raw_bytes_sent += (values * T::SIZE) as u64;
     }
 
-    /// Appends the frame of `values` to `out`: compressed if it is at least the
+    /// Appends the frame of `work[range]` to `out`: compressed if it is at least the
     /// compression threshold, the codec accepts it and the result is smaller than the
     /// values; else the values, raw.
-    pub fn frame_into<T: Value>(&mut self, values: &[T], index: usize, pieces: usize, out: &mut Vec<u8>) {
-        let start = out.len();
-        out.resize(start + HEADER_LEN, 0);
-        let raw_len = values.len() * T::SIZE;
+    pub fn frame_into<T: Value, W: Place<T> + ?Sized>(&mut self, work: &W, range: Range<usize>, index: usize, pieces: usize, out: &mut Vec<u8>) {
+        self.frames_each(work, &[range], |_| index, pieces, |_, _, frame| out.extend_from_slice(&frame));
+    }
+
+    /// Frames the pieces `ranges` of `work` in order (`ranges[i]` as frame `index(i)` of
+    /// `pieces`) and hands each to `emit` as soon as it is made; on the device the
+    /// following pieces compress meanwhile, on up to `CollConfig::device_streams`
+    /// streams.
+    pub fn frames_each<T: Value, W: Place<T> + ?Sized>(
+        &mut self,
+        work: &W,
+        ranges: &[Range<usize>],
+        index: impl Fn(usize) -> usize,
+        pieces: usize,
+        mut emit: impl FnMut(&mut Call, usize, Vec<u8>),
+    ) {
+        let plan: Vec<(Range<usize>, bool)> =
+            ranges.iter().map(|r| (r.clone(), self.encoder.is_some() && !r.is_empty() && r.len() * T::SIZE >= self.min_bytes)).collect();
+        let codec = self.encoder.unwrap_or(self.decoder);
+        work.compress_each(&codec, &plan, self.streams, &mut |i, coded| {
+            let frame = self.frame_coded(work, plan[i].0.clone(), index(i), pieces, coded);
+            emit(self, i, frame);
+        });
+    }
+
+    /// The frame of `work[range]` from what the codec made of it.
+    fn frame_coded<T: Value, W: Place<T> + ?Sized>(
+        &mut self,
+        work: &W,
+        range: Range<usize>,
+        index: usize,
+        pieces: usize,
+        coded: codec_host::Result<Coded>,
+    ) -> Vec<u8> {
+        let count = range.len();
+        let raw_len = count * T::SIZE;
+        let mut out = Vec::with_capacity(HEADER_LEN + raw_len);
+        out.resize(HEADER_LEN, 0);
         let mut flags = if self.fault.is_some() { FAILED } else { 0 };
-        let mut compressed = false;
-        if let Some(codec) = self.encoder.filter(|_| !values.is_empty() && raw_len >= self.min_bytes) {
-            self.stats.values_compressed += values.len() as u64;
-            match codec.compress(values, out) {
-                Ok(Encoded::Stream) => compressed = out.len() - start - HEADER_LEN < raw_len,
-                Ok(Encoded::Refused) => {
-                    flags |= FALLBACK;
-                    self.stats.raw_fallbacks += 1;
-                }
-                Err(e) => self.fail(e.into()),
-            }
+        if !matches!(coded, Ok(Coded::Skip)) {
+            self.stats.values_compressed += count as u64;
         }
+        let compressed = match coded {
+            Ok(Coded::Stream(stream)) if stream.len() < raw_len => {
+                out.extend_from_slice(stream);
+                true
+            }
+            Ok(Coded::Refused) => {
+                flags |= FALLBACK;
+                self.stats.raw_fallbacks += 1;
+                false
+            }
+            Err(e) => {
+                self.fail(e.into());
+                false
+            }
+            Ok(_) => false,
+        };
         if !compressed {
-            out.truncate(start + HEADER_LEN);
-            extend_le(values, out);
+            if let Err(e) = work.write_le(range, &mut out) {
+                self.fail(e.into());
+            }
             flags |= RAW;
         }
         let header = Header {
@@ -216,18 +298,25 @@ impl Call {
             codec: self.fingerprint,
             index: index as u32,
             pieces: pieces as u32,
-            payload: (out.len() - start - HEADER_LEN) as u32,
-            count: values.len() as u64,
+            payload: (out.len() - HEADER_LEN) as u32,
+            count: count as u64,
         };
         let mut head = Vec::with_capacity(HEADER_LEN);
         header.write(&mut head);
-        out[start..start + HEADER_LEN].copy_from_slice(&head);
+        out[..HEADER_LEN].copy_from_slice(&head);
+        out
     }
 
     /// The frame of `values` alone.
+    #[cfg(test)]
     pub fn frame<T: Value>(&mut self, values: &[T], index: usize, pieces: usize) -> Vec<u8> {
-        let mut out = Vec::with_capacity(HEADER_LEN + values.len() * T::SIZE);
-        self.frame_into(values, index, pieces, &mut out);
+        self.frame_at(values, 0..values.len(), index, pieces)
+    }
+
+    /// The frame of `work[range]` alone.
+    pub fn frame_at<T: Value, W: Place<T> + ?Sized>(&mut self, work: &W, range: Range<usize>, index: usize, pieces: usize) -> Vec<u8> {
+        let mut out = Vec::with_capacity(HEADER_LEN + range.len() * T::SIZE);
+        self.frame_into(work, range, index, pieces, &mut out);
         out
     }
 
@@ -264,10 +353,16 @@ impl Call {
         }
     }
 
-    /// Checks the frame `bytes` from `peer` and decodes it into `out`. Returns false (and
-    /// records the error) if the frame is not what `want` says or does not decode;
-    /// `out` is then unspecified.
+    /// [`Call::decode_at`] into all of `out`.
+    #[cfg(test)]
     pub fn decode<T: Value>(&mut self, peer: usize, bytes: &[u8], want: &Expect, out: &mut [T]) -> bool {
+        self.decode_at(peer, bytes, want, out, 0..out.len())
+    }
+
+    /// Checks the frame `bytes` from `peer` and decodes it into `work[range]`. Returns
+    /// false (and records the error) if the frame is not what `want` says or does not
+    /// decode; `work[range]` is then unspecified.
+    pub fn decode_at<T: Value, W: Place<T> + ?Sized>(&mut self, peer: usize, bytes: &[u8], want: &Expect, work: &mut W, range: Range<usize>) -> bool {
         let bad = |reason: String| CollError::BadMessage { peer, reason };
         let header = match Header::read(bytes).and_then(|h| h.check(want).map(|()| h)) {
             Ok(h) if h.frame_len() == bytes.len() => h,
@@ -279,13 +374,30 @@ impl Call {
         }
         let payload = &bytes[HEADER_LEN..];
         if header.flags & RAW != 0 {
-            read_le(payload, out);
-            return true;
+            return match work.read_le(payload, range) {
+                Ok(()) => true,
+                Err(e) => self.reject(e.into()),
+            };
         }
-        self.stats.values_decompressed += out.len() as u64;
-        match self.decoder.decompress(payload, out) {
+        self.stats.values_decompressed += range.len() as u64;
+        match work.decompress(&self.decoder, payload, range) {
             Ok(()) => true,
             Err(e) => self.reject(bad(format!("payload does not decode: {e}"))),
+        }
+    }
+
+    /// Decodes the frame `bytes` into a scratch buffer beside `work` and reduces it
+    /// into `work[range]` with the backend's reduction kernel.
+    pub fn decode_reduce<T: Value, W: Place<T> + ?Sized>(&mut self, peer: usize, bytes: &[u8], want: &Expect, work: &mut W, range: Range<usize>, op: ReduceOp) {
+        let n = range.len();
+        let mut scratch = match work.zeros(self.backend, n) {
+            Ok(s) => s,
+            Err(e) => return self.fail(e.into()),
+        };
+        if self.decode_at(peer, bytes, want, &mut *scratch, 0..n) {
+            if let Err(e) = work.reduce(self.backend, op, range, &scratch) {
+                self.fail(e.into());
+            }
         }
     }
 
@@ -311,15 +423,15 @@ impl Call {
     }
 
     /// Decodes a bundle of consecutive pieces (as [`Call::frames_of`] made them) into
-    /// `out`.
-    pub fn decode_pieces<T: Value>(&mut self, peer: usize, bundle: &[u8], out: &mut [T]) {
-        let chunk = self.chunk_values::<T>(out.len());
-        let ranges = pieces(0..out.len(), chunk);
+    /// `work[range]`.
+    pub fn decode_pieces<T: Value, W: Place<T> + ?Sized>(&mut self, peer: usize, bundle: &[u8], work: &mut W, range: Range<usize>) {
+        let chunk = self.chunk_values::<T>(range.len());
+        let ranges = pieces(range, chunk);
         match frame::split_bundle(bundle) {
             Ok(frames) if frames.len() == ranges.len() => {
                 for (i, ((_, bytes), r)) in frames.into_iter().zip(&ranges).enumerate() {
                     let want = self.expect::<T>(Some(i), Some(ranges.len()), r.len());
-                    self.decode(peer, bytes, &want, &mut out[r.clone()]);
+                    self.decode_at(peer, bytes, &want, work, r.clone());
                 }
             }
             Ok(frames) => self.fail(CollError::BadMessage {
@@ -330,14 +442,25 @@ impl Call {
         }
     }
 
-    /// The pieces of `values` (pipeline chunks), framed back to back.
-    pub fn frames_of<T: Value>(&mut self, values: &[T]) -> Vec<u8> {
-        let ranges = pieces(0..values.len(), self.chunk_values::<T>(values.len()));
-        let mut out = Vec::with_capacity(ranges.len() * HEADER_LEN + values.len() * T::SIZE);
-        for (i, r) in ranges.iter().enumerate() {
-            self.frame_into(&values[r.clone()], i, ranges.len(), &mut out);
-        }
+    /// The pieces of `work[range]` (pipeline chunks), framed back to back.
+    pub fn frames_of<T: Value, W: Place<T> + ?Sized>(&mut self, work: &W, range: Range<usize>) -> Vec<u8> {
+        let n = range.len();
+        let ranges = pieces(range, self.chunk_values::<T>(n));
+        let mut out = Vec::with_capacity(ranges.len() * HEADER_LEN + n * T::SIZE);
+        self.frames_each(work, &ranges, |i| i, ranges.len(), |_, _, frame| out.extend_from_slice(&frame));
         out
+    }
+
+    /// Copies `src[from]` into `dst[to]` (an error is recorded like any other).
+    pub fn copy<T: Value, W: Place<T> + ?Sized>(&mut self, dst: &mut W, to: Range<usize>, src: &W, from: Range<usize>) {
+        if let Err(e) = dst.copy_range(to, src, from) {
+            self.fail(e.into());
+        }
+    }
+
+    /// `n` zeros beside `like` (a failure is recorded, and leaves an empty buffer).
+    pub fn zeros<T: Value, W: Place<T> + ?Sized>(&mut self, like: &W, n: usize) -> Option<W::Owned> {
+        like.zeros(self.backend, n).map_err(|e| self.fail(e.into())).ok()
     }
 
     /// Starts sending frames that carry `values` values, counting them.
@@ -347,20 +470,13 @@ impl Call {
         self.comm.isend(dest, tag, buf)
     }
 
-    /// `acc[i] = acc[i] op src[i]` with codec-host's reduction kernel on the collectives'
-    /// executor (the lengths always agree; a failure is recorded like any other).
-    pub fn reduce<T: Value>(&mut self, op: ReduceOp, acc: &mut [T], src: &[T]) {
-        if let Err(e) = codec_host::elementwise::reduce(executor(), op, acc, src) {
-            self.fail(e.into());
-        }
-    }
-
     /// One CPR-P2P exchange: sends `frame` (bytes, values) to `dest` while receiving the next frame from
     /// `src`, then decodes it into `out`.
-    pub fn exchange<T: Value>(&mut self, dest: usize, src: usize, tag: i32, frame: (Vec<u8>, usize), want: &Expect, out: &mut [T]) {
+    #[allow(clippy::too_many_arguments)]
+    pub fn exchange<T: Value, W: Place<T> + ?Sized>(&mut self, dest: usize, src: usize, tag: i32, frame: (Vec<u8>, usize), want: &Expect, work: &mut W, range: Range<usize>) {
         let mut tx = self.isend::<T>(dest, tag, frame.0, frame.1);
         let bytes = self.comm.recv(src, tag);
-        self.decode(src, &bytes, want, out);
+        self.decode_at(src, &bytes, want, work, range);
         tx.wait();
     }
 
@@ -404,7 +520,7 @@ mod tests {
     /// A call that never communicates (no agreement), for the frame round trips.
     fn call(cfg: &CollConfig) -> Call {
         let setup = Setup { op: CollOp::Bcast, cfg, bytes: 0, count: 0, root: None, reduce: None, local_error: None };
-        begin::<f32>(Comm::detached(0, 2), setup, Algorithm::CColl, &[], false).unwrap()
+        begin::<f32, [f32]>(Comm::detached(0, 2), setup, Algorithm::CColl, &[], 0..0, false).unwrap()
     }
 
     fn raw_config() -> CollConfig {
@@ -468,15 +584,15 @@ mod tests {
         cfg.pipeline_chunk_bytes = 40;
         let mut c = call(&cfg);
         let values: Vec<f32> = (0..25).map(|i| i as f32 * 0.5).collect();
-        let bundle = c.frames_of(&values);
+        let bundle = c.frames_of(&values[..], 0..25);
         assert_eq!(bundle.len(), 3 * HEADER_LEN + 100);
         let mut out = vec![0f32; 25];
-        c.decode_pieces(0, &bundle, &mut out);
+        c.decode_pieces(0, &bundle, &mut out[..], 0..25);
         assert_eq!(out, values);
         assert!(c.finish(0, None).is_ok());
         // One value short: the piece layout differs and the bundle is refused.
         let mut c = call(&cfg);
-        c.decode_pieces(0, &bundle, &mut out[..24]);
+        c.decode_pieces(0, &bundle, &mut out[..], 0..24);
         assert!(c.finish(0, None).is_err());
     }
 
@@ -516,7 +632,7 @@ mod tests {
             let mut out = [0f32; 16];
             let want = c.expect::<f32>(Some(0), Some(1), 16);
             c.decode(0, &bytes, &want, &mut out);
-            c.decode_pieces(0, &bytes, &mut out);
+            c.decode_pieces(0, &bytes, &mut out[..], 0..16);
         }
     }
 }

@@ -1,13 +1,11 @@
 //! The one door to the codecs: compress a slice of values to bytes, decompress bytes
 //! into a slice. The algorithms cut their messages into pieces and call this per piece,
 //! so they are written once for every codec; the implementation calls codec-host's
-//! public API.
+//! public API through a [`Backend`] (see [`CodecBackend`]).
 
-use std::sync::OnceLock;
+use codec_host::{Backend, Codec, CpuExecutor, Shape};
 
-use codec_host::{Codec, CpuExecutor, Shape};
-
-use crate::Value;
+use crate::{CollError, Value};
 
 /// What [`PieceCodec::compress`] made of a piece.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,15 +26,16 @@ pub(crate) trait PieceCodec {
     fn decompress<T: Value>(&self, bytes: &[u8], out: &mut [T]) -> codec_host::Result<()>;
 }
 
-/// A codec-host codec on the collectives' executor.
-#[derive(Clone, Copy, Debug)]
+/// A codec-host codec on a backend.
+#[derive(Clone, Copy)]
 pub(crate) struct HostCodec {
     pub codec: Codec,
+    pub backend: &'static Backend,
 }
 
 impl PieceCodec for HostCodec {
     fn compress<T: Value>(&self, values: &[T], out: &mut Vec<u8>) -> codec_host::Result<Encoded> {
-        let stream = match self.codec.compress_with(values, Shape::d1(values.len()), executor()) {
+        let stream = match self.backend.compress(&self.codec, values, Shape::d1(values.len())) {
             Ok(stream) => stream,
             // Values zfp cannot code (non-finite, or so large they may decode to infinity)
             // travel raw.
@@ -51,39 +50,51 @@ impl PieceCodec for HostCodec {
     }
 
     fn decompress<T: Value>(&self, bytes: &[u8], out: &mut [T]) -> codec_host::Result<()> {
-        let info = codec_host::inspect(bytes)?;
-        if info.elem != T::TYPE {
-            return Err(codec_host::Error::TypeMismatch { stream: info.elem, requested: T::TYPE });
-        }
-        if info.shape.len() != out.len() || info.stream_bytes != bytes.len() {
-            return Err(codec_host::Error::Corrupt(format!(
-                "stream of {} values in {} bytes where the frame says {} values in {} bytes",
-                info.shape.len(),
-                info.stream_bytes,
-                out.len(),
-                bytes.len()
-            )));
-        }
-        codec_host::decompress_into_with(bytes, out, executor())?;
+        self.check_stream::<T>(bytes, out.len())?;
+        self.backend.decompress_into(bytes, out)?;
         Ok(())
     }
 }
 
 impl HostCodec {
+    /// Checks that `bytes` is one stream of exactly `values` values of type `T`.
+    pub fn check_stream<T: Value>(&self, bytes: &[u8], values: usize) -> codec_host::Result<()> {
+        let info = codec_host::inspect(bytes)?;
+        if info.elem != T::TYPE {
+            return Err(codec_host::Error::TypeMismatch { stream: info.elem, requested: T::TYPE });
+        }
+        if info.shape.len() != values || info.stream_bytes != bytes.len() {
+            return Err(codec_host::Error::Corrupt(format!(
+                "stream of {} values in {} bytes where the frame says {} values in {} bytes",
+                info.shape.len(),
+                info.stream_bytes,
+                values,
+                bytes.len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// True if a stream must be decoded again to check the codec's promise (ZFP).
+    #[cfg(feature = "cuda")]
+    pub fn needs_check(&self) -> bool {
+        matches!(self.codec, Codec::ZfpFixedAccuracy { .. } | Codec::ZfpFixedRate { .. })
+    }
+
     /// Decodes `stream` and checks it against `values`: every value finite (the input is,
     /// since ZFP refuses NaN and infinity) and, for ZFP fixed accuracy, within the
     /// tolerance. ZFP's block floating point keeps neither by construction: values near
     /// the largest finite one can round up to infinity, and small values in a block with
     /// large ones lose bits the tolerance asks for. SZx's bound holds by construction and
     /// keeps non-finite values as they are, so SZx streams are not decoded again.
-    fn keeps_promise<T: Value>(&self, values: &[T], stream: &[u8]) -> codec_host::Result<bool> {
+    pub fn keeps_promise<T: Value>(&self, values: &[T], stream: &[u8]) -> codec_host::Result<bool> {
         let tolerance = match self.codec {
             Codec::ZfpFixedAccuracy { tolerance } => tolerance,
             Codec::ZfpFixedRate { .. } => f64::INFINITY,
             _ => return Ok(true),
         };
         let mut decoded = vec![T::default(); values.len()];
-        codec_host::decompress_into_with(stream, &mut decoded, executor())?;
+        self.backend.decompress_into(stream, &mut decoded)?;
         Ok(values.iter().zip(&decoded).all(|(x, y)| {
             let (x, y) = (x.to_f64(), y.to_f64());
             y.is_finite() && (x - y).abs() <= tolerance
@@ -91,21 +102,71 @@ impl HostCodec {
     }
 }
 
-/// Environment variable: worker threads of the collectives' codec executor.
+/// Environment variable: worker threads of the CPU backend's executor.
 pub const ENV_CODEC_THREADS: &str = "CCOLL_CODEC_THREADS";
 
-/// The executor the collectives compress on: [`ENV_CODEC_THREADS`] threads if set, else
-/// the cores divided among the ranks of this node (from the launcher's local-size
-/// variable), so that oversubscribed ranks do not fight over cores.
-pub(crate) fn executor() -> &'static CpuExecutor {
-    static EXEC: OnceLock<CpuExecutor> = OnceLock::new();
-    EXEC.get_or_init(|| {
-        let env_usize = |name: &str| std::env::var(name).ok().and_then(|v| v.trim().parse::<usize>().ok());
-        let threads = env_usize(ENV_CODEC_THREADS).unwrap_or_else(|| {
-            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-            let local = env_usize("OMPI_COMM_WORLD_LOCAL_SIZE").or_else(|| env_usize("MPI_LOCALNRANKS")).unwrap_or(1);
-            (cores / local.max(1)).max(1)
-        });
-        CpuExecutor::new(threads.max(1)).unwrap_or_else(|_| CpuExecutor::new(1).expect("a one-thread executor needs no pool"))
-    })
+/// Where a call's codec work runs: a small value in [`crate::CollConfig`] (so that the
+/// configuration stays `Copy` and comparable), resolved once per process and thread to
+/// a codec-host [`Backend`] by [`CodecBackend::resolve`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CodecBackend {
+    /// The CPU executor: [`ENV_CODEC_THREADS`] threads if set, else the cores divided
+    /// among the ranks of this node (from the launcher's local-size variable), so that
+    /// oversubscribed ranks do not fight over cores.
+    #[default]
+    Cpu,
+    /// The first CUDA device (feature `cuda`; a call fails with a configuration error
+    /// where none answers). Needed for device buffers; host buffers give the same bytes.
+    Cuda,
+}
+
+impl CodecBackend {
+    /// The process's backend of this kind. Resolved once per thread (a CUDA context is
+    /// used from the thread that made it; MPI ranks call from one thread) and kept for
+    /// the life of the process.
+    pub fn resolve(self) -> crate::Result<&'static Backend> {
+        thread_local! {
+            static CPU: std::cell::OnceCell<&'static Backend> = const { std::cell::OnceCell::new() };
+            static CUDA: std::cell::OnceCell<Result<&'static Backend, CollError>> = const { std::cell::OnceCell::new() };
+        }
+        match self {
+            CodecBackend::Cpu => Ok(CPU.with(|c| *c.get_or_init(|| Box::leak(Box::new(cpu_backend()))))),
+            CodecBackend::Cuda => CUDA.with(|c| {
+                c.get_or_init(|| {
+                    Backend::cuda().map(|b| &*Box::leak(Box::new(b))).map_err(|e| CollError::Config(format!("the CUDA backend: {e}")))
+                })
+                .clone()
+            }),
+        }
+    }
+}
+
+/// The CPU backend with [`ENV_CODEC_THREADS`] threads (see [`CodecBackend::Cpu`]).
+fn cpu_backend() -> Backend {
+    let env_usize = |name: &str| std::env::var(name).ok().and_then(|v| v.trim().parse::<usize>().ok());
+    let threads = env_usize(ENV_CODEC_THREADS).unwrap_or_else(|| {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let local = env_usize("OMPI_COMM_WORLD_LOCAL_SIZE").or_else(|| env_usize("MPI_LOCALNRANKS")).unwrap_or(1);
+        (cores / local.max(1)).max(1)
+    });
+    let exec = CpuExecutor::new(threads.max(1)).unwrap_or_else(|_| CpuExecutor::new(1).expect("a one-thread executor needs no pool"));
+    Backend::with_executor(exec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use codec_host::BackendKind;
+
+    #[test]
+    fn backends_resolve_once_and_a_missing_device_is_a_config_error() {
+        let cpu = CodecBackend::Cpu.resolve().unwrap();
+        assert_eq!(cpu.kind(), BackendKind::Cpu);
+        assert!(std::ptr::eq(cpu, CodecBackend::Cpu.resolve().unwrap()), "resolved once per thread");
+        match CodecBackend::Cuda.resolve() {
+            Ok(b) => assert_eq!(b.kind(), BackendKind::Cuda),
+            Err(CollError::Config(m)) => assert!(m.starts_with("the CUDA backend: "), "{m}"),
+            Err(e) => panic!("{e}"),
+        }
+    }
 }

@@ -199,7 +199,16 @@ pub struct CollConfig {
     /// What the automatic selection assumes about the machine (see [`ModelParams`];
     /// [`ENV_MODEL`] overrides single figures).
     pub model: ModelParams,
+    /// Where compression, decompression and reduction run (default: the CPU).
+    pub backend: crate::CodecBackend,
+    /// Device buffers: compressions kept in flight, one per stream, while earlier
+    /// chunks are copied out and sent (default [`DEFAULT_DEVICE_STREAMS`]; 0 counts as
+    /// 1). Results do not depend on it. The chunk size is `pipeline_chunk_bytes`.
+    pub device_streams: usize,
 }
+
+/// Default of [`CollConfig::device_streams`]: see docs/collectives.md, "Device buffers".
+pub const DEFAULT_DEVICE_STREAMS: usize = 4;
 
 impl CollConfig {
     /// The defaults for `codec`: automatic algorithm and chunking, compression from
@@ -212,6 +221,8 @@ impl CollConfig {
             pipeline_chunk_bytes: 0,
             min_bytes_to_compress: DEFAULT_MIN_BYTES_TO_COMPRESS,
             node_groups: NodeGroups::SharedMemory,
+            backend: crate::CodecBackend::Cpu,
+            device_streams: DEFAULT_DEVICE_STREAMS,
             hier_host_max_bytes: DEFAULT_HIER_HOST_MAX_BYTES,
             model: ModelParams::DEFAULT,
         }

@@ -5,7 +5,10 @@
 //! pipelined point-to-point send/receive, generic over `f32` and `f64`. Each call takes
 //! a [`CollConfig`] (codec, algorithm, pipeline chunk size, compression threshold) and
 //! returns [`CollStats`]: the algorithm that ran, the bytes it sent, the compression
-//! ratio, the compressions on a value's path and the resulting error bound.
+//! ratio, the compressions on a value's path and the resulting error bound. With the
+//! `cuda` feature, `DeviceCollectives` runs the same operations on device buffers
+//! (`docs/collectives.md`, "Device buffers"); `CollConfig::backend` says where the
+//! codec work runs.
 //!
 //! ```no_run
 //! use codec_host::Codec;
@@ -64,6 +67,7 @@ mod error;
 mod frame;
 pub mod model;
 mod ops;
+mod place;
 mod stats;
 mod transport;
 mod value;
@@ -71,7 +75,7 @@ mod watchdog;
 
 pub use accuracy::{binomial_depth, compressions_per_value, first_excess, prod_error_bound, value_allowance, Excess};
 pub use codec_host::elementwise::ReduceOp;
-pub use codec_port::ENV_CODEC_THREADS;
+pub use codec_port::{CodecBackend, ENV_CODEC_THREADS};
 pub use config::{Algorithm, CollConfig, CollOp, ModelParams, NodeGroups, ENV_ALGORITHM, ENV_MODEL};
 pub use error::{CollError, Result};
 pub use ops::CommHandle;
@@ -160,6 +164,87 @@ pub trait CompressedCollectives: CommHandle + Sized {
 }
 
 impl<C: CommHandle> CompressedCollectives for C {}
+
+#[cfg(feature = "cuda")]
+pub use cust::memory::DeviceSlice;
+
+/// The compressed collectives on device-resident buffers (feature `cuda`): the same
+/// operations, algorithms, checks and results as [`CompressedCollectives`] (bit for bit,
+/// for the same codec and algorithm), with compression, decompression and reduction on
+/// the GPU and only frames crossing to the host. `cfg.backend` must be
+/// [`CodecBackend::Cuda`]. See `docs/collectives.md`, "Device buffers".
+#[cfg(feature = "cuda")]
+pub trait DeviceCollectives: CommHandle + Sized {
+    /// [`CompressedCollectives::c_allreduce`] on device buffers.
+    fn d_allreduce<T: Value>(&self, send: &DeviceSlice<T>, recv: &mut DeviceSlice<T>, op: ReduceOp, cfg: &CollConfig) -> Result<CollStats> {
+        ops::allreduce(self, Some(send), recv, op, cfg)
+    }
+
+    /// [`CompressedCollectives::c_allreduce_in_place`] on a device buffer.
+    fn d_allreduce_in_place<T: Value>(&self, buf: &mut DeviceSlice<T>, op: ReduceOp, cfg: &CollConfig) -> Result<CollStats> {
+        ops::allreduce(self, None, buf, op, cfg)
+    }
+
+    /// [`CompressedCollectives::c_reduce_scatter`] on device buffers.
+    fn d_reduce_scatter<T: Value>(
+        &self,
+        send: &DeviceSlice<T>,
+        recv: &mut DeviceSlice<T>,
+        counts: &[usize],
+        op: ReduceOp,
+        cfg: &CollConfig,
+    ) -> Result<CollStats> {
+        ops::reduce_scatter(self, send, recv, counts, op, cfg)
+    }
+
+    /// [`CompressedCollectives::c_reduce`] on device buffers.
+    fn d_reduce<T: Value>(&self, send: &DeviceSlice<T>, recv: &mut DeviceSlice<T>, root: usize, op: ReduceOp, cfg: &CollConfig) -> Result<CollStats> {
+        ops::reduce(self, send, recv, root, op, cfg)
+    }
+
+    /// [`CompressedCollectives::c_bcast`] on a device buffer.
+    fn d_bcast<T: Value>(&self, buf: &mut DeviceSlice<T>, root: usize, cfg: &CollConfig) -> Result<CollStats> {
+        ops::bcast(self, buf, root, cfg)
+    }
+
+    /// [`CompressedCollectives::c_scatter`] on device buffers.
+    fn d_scatter<T: Value>(&self, send: &DeviceSlice<T>, recv: &mut DeviceSlice<T>, root: usize, cfg: &CollConfig) -> Result<CollStats> {
+        ops::scatter(self, send, recv, root, cfg)
+    }
+
+    /// [`CompressedCollectives::c_gather`] on device buffers.
+    fn d_gather<T: Value>(&self, send: &DeviceSlice<T>, recv: &mut DeviceSlice<T>, root: usize, cfg: &CollConfig) -> Result<CollStats> {
+        ops::gather(self, send, recv, root, cfg)
+    }
+
+    /// [`CompressedCollectives::c_allgather`] on device buffers.
+    fn d_allgather<T: Value>(&self, send: &DeviceSlice<T>, recv: &mut DeviceSlice<T>, cfg: &CollConfig) -> Result<CollStats> {
+        ops::allgather(self, Some(send), recv, cfg)
+    }
+
+    /// [`CompressedCollectives::c_allgather_in_place`] on a device buffer.
+    fn d_allgather_in_place<T: Value>(&self, buf: &mut DeviceSlice<T>, cfg: &CollConfig) -> Result<CollStats> {
+        ops::allgather(self, None, buf, cfg)
+    }
+
+    /// [`CompressedCollectives::c_alltoall`] on device buffers.
+    fn d_alltoall<T: Value>(&self, send: &DeviceSlice<T>, recv: &mut DeviceSlice<T>, cfg: &CollConfig) -> Result<CollStats> {
+        ops::alltoall(self, send, recv, cfg)
+    }
+
+    /// [`CompressedCollectives::c_send`] from a device buffer.
+    fn d_send<T: Value>(&self, dest: usize, data: &DeviceSlice<T>, tag: i32, cfg: &CollConfig) -> Result<CollStats> {
+        ops::send(self, dest, data, tag, cfg)
+    }
+
+    /// [`CompressedCollectives::c_recv`] into a device buffer.
+    fn d_recv<T: Value>(&self, src: usize, buf: &mut DeviceSlice<T>, tag: i32, cfg: &CollConfig) -> Result<CollStats> {
+        ops::recv(self, src, buf, tag, cfg)
+    }
+}
+
+#[cfg(feature = "cuda")]
+impl<C: CommHandle> DeviceCollectives for C {}
 
 /// Makes a panic on any rank abort the whole MPI job (after printing the panic) rather
 /// than leave the other ranks waiting, and the panicking rank blocked in `MPI_Finalize`

@@ -1,5 +1,7 @@
 //! The operations: argument checks, algorithm selection, agreement, dispatch.
 
+use core::ops::Range;
+
 use mpi::ffi::MPI_Comm;
 use mpi::raw::AsRaw;
 use mpi::topology::{Color, Communicator};
@@ -11,6 +13,7 @@ use crate::blocks::Blocks;
 use crate::call::{begin, Call, Setup};
 use crate::config::MAX_AUTO_CHUNKS;
 use crate::frame::HEADER_LEN;
+use crate::place::Place;
 use crate::transport::{Comm, TAG_BASE};
 use crate::{Algorithm, CollConfig, CollError, CollOp, CollStats, NodeGroups, ReduceOp, Result, Value};
 
@@ -63,23 +66,43 @@ fn size_check<T: Value>(values: usize, cfg: &CollConfig, ranks: usize) -> (bool,
 /// plain MPI baseline agrees too: a rank running it beside ranks running another
 /// algorithm would post other messages than they and hang, and sizes that differ
 /// between ranks can make the automatic selection differ.
-fn start<T: Value>(comm: Comm, mut setup: Setup, input: &[T]) -> Result<(Call, Algorithm)> {
+fn start<T: Value, W: Place<T> + ?Sized>(comm: Comm, mut setup: Setup, input: &W, range: Range<usize>) -> Result<(Call, Algorithm)> {
     let algorithm = setup.algorithm(comm.size);
-    Ok((begin(comm, setup, algorithm, input, true)?, algorithm))
+    Ok((begin(comm, setup, algorithm, input, range, true)?, algorithm))
+}
+
+/// Runs `f` (the MPI library's operation) on `src` and `dst` in host memory: device
+/// buffers are staged through the host whole (the library is not CUDA-aware). A staging
+/// failure is recorded in `call`.
+fn on_host<T: Value, W: Place<T> + ?Sized, R>(call: &mut Call, src: &W, dst: &mut W, f: impl FnOnce(&[T], &mut [T]) -> R) -> Option<R> {
+    let (ns, nd) = (src.len(), dst.len());
+    match src.with_host(0..ns, |s| dst.with_host_mut(0..nd, |d| f(s, d))).and_then(|r| r) {
+        Ok(r) => Some(r),
+        Err(e) => {
+            call.fail(e.into());
+            None
+        }
+    }
+}
+
+/// [`on_host`] for one buffer.
+fn on_host_mut<T: Value, W: Place<T> + ?Sized, R>(call: &mut Call, buf: &mut W, f: impl FnOnce(&mut [T]) -> R) -> Option<R> {
+    let n = buf.len();
+    buf.with_host_mut(0..n, f).map_err(|e| call.fail(e.into())).ok()
 }
 
 /// Allreduce; with `send` None, `buf` is the input too (in place).
-pub(crate) fn allreduce<C: CommHandle, T: Value>(
+pub(crate) fn allreduce<C: CommHandle, T: Value, W: Place<T> + ?Sized>(
     comm: &C,
-    send: Option<&[T]>,
-    buf: &mut [T],
+    send: Option<&W>,
+    buf: &mut W,
     op: ReduceOp,
     cfg: &CollConfig,
 ) -> Result<CollStats> {
     let c = Comm::of(comm);
     let n = buf.len();
     let local_error = first_error([
-        (send.is_none_or(|s| s.len() == n), format!("send holds {} values, recv {n}", send.map_or(0, <[T]>::len))),
+        (send.is_none_or(|s| s.len() == n), format!("send holds {} values, recv {n}", send.map_or(0, |s| s.len()))),
         size_check::<T>(n, cfg, c.size),
         node_groups_check(cfg.node_groups),
     ]);
@@ -92,9 +115,10 @@ pub(crate) fn allreduce<C: CommHandle, T: Value>(
         reduce: Some(op),
         local_error,
     };
-    let (mut call, algorithm) = start(c, setup, send.unwrap_or(&*buf))?;
+    let input = send.unwrap_or(&*buf);
+    let (mut call, algorithm) = start(c, setup, input, 0..input.len())?;
     if let (Some(s), true) = (send, algorithm.compresses()) {
-        buf.copy_from_slice(s);
+        call.copy(buf, 0..n, s, 0..n);
     }
     let p = c.size;
     let blocks = Blocks::even(n, p);
@@ -122,12 +146,12 @@ pub(crate) fn allreduce<C: CommHandle, T: Value>(
         Algorithm::Mpi | Algorithm::Auto => {
             // The library's allreduce on the caller's buffers (a copy only in place).
             match send {
-                Some(s) => baseline::allreduce(comm, s, buf, op),
-                None => {
-                    let input = buf.to_vec();
-                    baseline::allreduce(comm, &input, buf, op)
-                }
-            }
+                Some(s) => on_host(&mut call, s, buf, |s, b| baseline::allreduce(comm, s, b, op)),
+                None => on_host_mut(&mut call, buf, |b| {
+                    let input = b.to_vec();
+                    baseline::allreduce(comm, &input, b, op)
+                }),
+            };
             call.count_uncompressed::<T>(n);
             0
         }
@@ -140,7 +164,7 @@ pub(crate) fn allreduce<C: CommHandle, T: Value>(
 /// threshold ([`CollConfig::hier_on_host`]) and with a single group the uncompressed
 /// exchange of `hier_host`; broadcast inside the groups (library). Returns the
 /// compressions per value (the call makes it 0 where nothing was compressed).
-fn hierarchical<C: CommHandle, T: Value>(comm: &C, call: &mut Call, buf: &mut [T], op: ReduceOp, cfg: &CollConfig) -> u32 {
+fn hierarchical<C: CommHandle, T: Value, W: Place<T> + ?Sized>(comm: &C, call: &mut Call, buf: &mut W, op: ReduceOp, cfg: &CollConfig) -> u32 {
     let rank = comm.rank();
     let node = match cfg.node_groups {
         NodeGroups::SharedMemory => comm.split_shared(rank),
@@ -163,14 +187,19 @@ fn hierarchical<C: CommHandle, T: Value>(comm: &C, call: &mut Call, buf: &mut [T
     // Every rank takes the host path if any does, so the schedule is the same everywhere.
     let host = hosts > 0 || groups < 2;
 
-    let input = buf.to_vec();
-    baseline::reduce(&node, &input, buf, 0, op);
+    on_host_mut(call, buf, |b| {
+        let input = b.to_vec();
+        baseline::reduce(&node, &input, b, 0, op)
+    });
     if node.size() > 1 {
         call.count_uncompressed::<T>(buf.len());
     }
     if let Some(leaders) = &leaders {
         if host {
-            hier_host::leaders_allreduce(call, leaders, buf, op);
+            let n = buf.len();
+            if let Err(e) = buf.with_host_mut(0..n, |b| hier_host::leaders_allreduce(call, leaders, b, op)) {
+                call.fail(e.into());
+            }
         } else {
             let whole = std::mem::replace(&mut call.comm, Comm::of(leaders));
             let blocks = Blocks::even(buf.len(), leaders.size() as usize);
@@ -179,7 +208,7 @@ fn hierarchical<C: CommHandle, T: Value>(comm: &C, call: &mut Call, buf: &mut [T
             call.comm = whole;
         }
     }
-    baseline::bcast(&node, buf, 0);
+    on_host_mut(call, buf, |b| baseline::bcast(&node, b, 0));
     if host {
         0
     } else {
@@ -188,10 +217,10 @@ fn hierarchical<C: CommHandle, T: Value>(comm: &C, call: &mut Call, buf: &mut [T
 }
 
 /// Reduce-scatter with per-rank result counts.
-pub(crate) fn reduce_scatter<C: CommHandle, T: Value>(
+pub(crate) fn reduce_scatter<C: CommHandle, T: Value, W: Place<T> + ?Sized>(
     comm: &C,
-    send: &[T],
-    recv: &mut [T],
+    send: &W,
+    recv: &mut W,
     counts: &[usize],
     op: ReduceOp,
     cfg: &CollConfig,
@@ -214,17 +243,19 @@ pub(crate) fn reduce_scatter<C: CommHandle, T: Value>(
         reduce: Some(op),
         local_error,
     };
-    let (mut call, algorithm) = start(c, setup, send)?;
+    let (mut call, algorithm) = start(c, setup, send, 0..send.len())?;
     let blocks = Blocks::from_counts(counts.iter().copied());
     match algorithm {
         Algorithm::CColl | Algorithm::CprP2p => {
             let style = if algorithm == Algorithm::CColl { StepStyle::Pipelined } else { StepStyle::Blocking };
-            let mut work = send.to_vec();
-            ring::reduce_scatter(&mut call, &mut work, &blocks, op, style);
-            recv.copy_from_slice(&work[blocks.range(c.rank)]);
+            if let Some(mut work) = call.zeros(send, total) {
+                call.copy(&mut *work, 0..total, send, 0..total);
+                ring::reduce_scatter(&mut call, &mut *work, &blocks, op, style);
+                call.copy(recv, 0..mine, &work, blocks.range(c.rank));
+            }
         }
         _ => {
-            baseline::reduce_scatter(comm, send, recv, counts, op);
+            on_host(&mut call, send, recv, |s, r| baseline::reduce_scatter(comm, s, r, counts, op));
             call.count_uncompressed::<T>(total);
         }
     }
@@ -232,10 +263,10 @@ pub(crate) fn reduce_scatter<C: CommHandle, T: Value>(
 }
 
 /// Reduce to `root`; `recv` (as long as `send`) is written at the root only.
-pub(crate) fn reduce<C: CommHandle, T: Value>(
+pub(crate) fn reduce<C: CommHandle, T: Value, W: Place<T> + ?Sized>(
     comm: &C,
-    send: &[T],
-    recv: &mut [T],
+    send: &W,
+    recv: &mut W,
     root: usize,
     op: ReduceOp,
     cfg: &CollConfig,
@@ -248,18 +279,24 @@ pub(crate) fn reduce<C: CommHandle, T: Value>(
         size_check::<T>(n, cfg, c.size),
     ]);
     let setup = Setup { op: CollOp::Reduce, cfg, bytes: n * T::SIZE, count: n as u64, root: Some(root), reduce: Some(op), local_error };
-    let (mut call, algorithm) = start(c, setup, send)?;
+    let (mut call, algorithm) = start(c, setup, send, 0..n)?;
     match algorithm {
         Algorithm::CColl | Algorithm::CprP2p => {
             let compressed_once = algorithm == Algorithm::CColl;
             let style = if compressed_once { StepStyle::Pipelined } else { StepStyle::Blocking };
             let blocks = Blocks::even(n, c.size);
-            let mut work = send.to_vec();
-            ring::reduce_scatter(&mut call, &mut work, &blocks, op, style);
-            tree::gather(&mut call, &work[blocks.range(c.rank)], recv, &blocks, root, !compressed_once);
+            if let Some(mut work) = call.zeros(send, n) {
+                call.copy(&mut *work, 0..n, send, 0..n);
+                ring::reduce_scatter(&mut call, &mut *work, &blocks, op, style);
+                let mine = blocks.range(c.rank);
+                if let Some(mut own) = call.zeros(send, mine.len()) {
+                    call.copy(&mut *own, 0..mine.len(), &work, mine);
+                    tree::gather(&mut call, &*own, recv, &blocks, root, !compressed_once);
+                }
+            }
         }
         _ => {
-            baseline::reduce(comm, send, recv, root, op);
+            on_host(&mut call, send, recv, |s, r| baseline::reduce(comm, s, r, root, op));
             call.count_uncompressed::<T>(n);
         }
     }
@@ -267,17 +304,17 @@ pub(crate) fn reduce<C: CommHandle, T: Value>(
 }
 
 /// Broadcast of `buf` from `root`.
-pub(crate) fn bcast<C: CommHandle, T: Value>(comm: &C, buf: &mut [T], root: usize, cfg: &CollConfig) -> Result<CollStats> {
+pub(crate) fn bcast<C: CommHandle, T: Value, W: Place<T> + ?Sized>(comm: &C, buf: &mut W, root: usize, cfg: &CollConfig) -> Result<CollStats> {
     let c = Comm::of(comm);
     let n = buf.len();
     let local_error = first_error([root_check(root, c.size), size_check::<T>(n, cfg, c.size)]);
     let setup = Setup { op: CollOp::Bcast, cfg, bytes: n * T::SIZE, count: n as u64, root: Some(root), reduce: None, local_error };
-    let input: &[T] = if c.rank == root { &*buf } else { &[] };
-    let (mut call, algorithm) = start(c, setup, input)?;
+    let input = if c.rank == root { 0..n } else { 0..0 };
+    let (mut call, algorithm) = start(c, setup, &*buf, input)?;
     match algorithm {
         Algorithm::CColl | Algorithm::CprP2p => tree::bcast(&mut call, buf, root, algorithm == Algorithm::CprP2p),
         _ => {
-            baseline::bcast(comm, buf, root);
+            on_host_mut(&mut call, buf, |b| baseline::bcast(comm, b, root));
             if c.rank == root {
                 call.count_uncompressed::<T>(n);
             }
@@ -292,7 +329,7 @@ fn uniform(count: usize, p: usize) -> Blocks {
 }
 
 /// Scatter from `root`: `send` (p blocks of `recv.len()`) is read at the root only.
-pub(crate) fn scatter<C: CommHandle, T: Value>(comm: &C, send: &[T], recv: &mut [T], root: usize, cfg: &CollConfig) -> Result<CollStats> {
+pub(crate) fn scatter<C: CommHandle, T: Value, W: Place<T> + ?Sized>(comm: &C, send: &W, recv: &mut W, root: usize, cfg: &CollConfig) -> Result<CollStats> {
     let c = Comm::of(comm);
     let n = recv.len();
     let local_error = first_error([
@@ -301,14 +338,14 @@ pub(crate) fn scatter<C: CommHandle, T: Value>(comm: &C, send: &[T], recv: &mut 
         size_check::<T>(n.saturating_mul(c.size), cfg, c.size),
     ]);
     let setup = Setup { op: CollOp::Scatter, cfg, bytes: n * T::SIZE, count: n as u64, root: Some(root), reduce: None, local_error };
-    let input: &[T] = if c.rank == root { send } else { &[] };
-    let (mut call, algorithm) = start(c, setup, input)?;
+    let input = if c.rank == root { 0..send.len() } else { 0..0 };
+    let (mut call, algorithm) = start(c, setup, send, input)?;
     match algorithm {
         Algorithm::CColl | Algorithm::CprP2p => {
             tree::scatter(&mut call, send, recv, &uniform(n, c.size), root, algorithm == Algorithm::CprP2p)
         }
         _ => {
-            baseline::scatter(comm, send, recv, root);
+            on_host(&mut call, send, recv, |s, r| baseline::scatter(comm, s, r, root));
             if c.rank == root {
                 call.count_uncompressed::<T>(n * (c.size - 1));
             }
@@ -318,7 +355,7 @@ pub(crate) fn scatter<C: CommHandle, T: Value>(comm: &C, send: &[T], recv: &mut 
 }
 
 /// Gather to `root`: `recv` (p blocks of `send.len()`) is written at the root only.
-pub(crate) fn gather<C: CommHandle, T: Value>(comm: &C, send: &[T], recv: &mut [T], root: usize, cfg: &CollConfig) -> Result<CollStats> {
+pub(crate) fn gather<C: CommHandle, T: Value, W: Place<T> + ?Sized>(comm: &C, send: &W, recv: &mut W, root: usize, cfg: &CollConfig) -> Result<CollStats> {
     let c = Comm::of(comm);
     let n = send.len();
     let local_error = first_error([
@@ -327,13 +364,13 @@ pub(crate) fn gather<C: CommHandle, T: Value>(comm: &C, send: &[T], recv: &mut [
         size_check::<T>(n.saturating_mul(c.size), cfg, c.size),
     ]);
     let setup = Setup { op: CollOp::Gather, cfg, bytes: n * T::SIZE, count: n as u64, root: Some(root), reduce: None, local_error };
-    let (mut call, algorithm) = start(c, setup, send)?;
+    let (mut call, algorithm) = start(c, setup, send, 0..n)?;
     match algorithm {
         Algorithm::CColl | Algorithm::CprP2p => {
             tree::gather(&mut call, send, recv, &uniform(n, c.size), root, algorithm == Algorithm::CprP2p)
         }
         _ => {
-            baseline::gather(comm, send, recv, root);
+            on_host(&mut call, send, recv, |s, r| baseline::gather(comm, s, r, root));
             if c.rank != root {
                 call.count_uncompressed::<T>(n);
             }
@@ -343,9 +380,9 @@ pub(crate) fn gather<C: CommHandle, T: Value>(comm: &C, send: &[T], recv: &mut [
 }
 
 /// Allgather; with `send` None, `buf` holds this rank's block at its place (in place).
-pub(crate) fn allgather<C: CommHandle, T: Value>(comm: &C, send: Option<&[T]>, buf: &mut [T], cfg: &CollConfig) -> Result<CollStats> {
+pub(crate) fn allgather<C: CommHandle, T: Value, W: Place<T> + ?Sized>(comm: &C, send: Option<&W>, buf: &mut W, cfg: &CollConfig) -> Result<CollStats> {
     let c = Comm::of(comm);
-    let n = send.map_or(buf.len() / c.size, <[T]>::len);
+    let n = send.map_or(buf.len() / c.size, |s| s.len());
     let local_error = first_error([
         (buf.len() == n * c.size, format!("recv holds {} values, not {} x {n}", buf.len(), c.size)),
         size_check::<T>(n.saturating_mul(c.size), cfg, c.size),
@@ -353,21 +390,25 @@ pub(crate) fn allgather<C: CommHandle, T: Value>(comm: &C, send: Option<&[T]>, b
     let setup = Setup { op: CollOp::Allgather, cfg, bytes: n * T::SIZE, count: n as u64, root: None, reduce: None, local_error };
     let blocks = uniform(n, c.size);
     let own = if buf.len() == n * c.size { blocks.range(c.rank) } else { 0..0 };
-    let (mut call, algorithm) = start(c, setup, send.unwrap_or(&buf[own.clone()]))?;
+    let (input, range) = match send {
+        Some(s) => (s, 0..s.len()),
+        None => (&*buf, own.clone()),
+    };
+    let (mut call, algorithm) = start(c, setup, input, range)?;
     if let (Some(s), true) = (send, algorithm.compresses()) {
-        buf[own.clone()].copy_from_slice(s);
+        call.copy(buf, own.clone(), s, 0..n);
     }
     match algorithm {
         Algorithm::CColl => ring::allgather(&mut call, buf, &blocks, GatherStyle::SizesFirst, true),
         Algorithm::CprP2p => ring::allgather(&mut call, buf, &blocks, GatherStyle::Recompress, true),
         _ => {
             match send {
-                Some(s) => baseline::allgather(comm, s, buf),
-                None => {
-                    let mine = buf[own].to_vec();
-                    baseline::allgather(comm, &mine, buf)
-                }
-            }
+                Some(s) => on_host(&mut call, s, buf, |s, b| baseline::allgather(comm, s, b)),
+                None => on_host_mut(&mut call, buf, |b| {
+                    let mine = b[own].to_vec();
+                    baseline::allgather(comm, &mine, b)
+                }),
+            };
             call.count_uncompressed::<T>(n);
         }
     }
@@ -375,7 +416,7 @@ pub(crate) fn allgather<C: CommHandle, T: Value>(comm: &C, send: Option<&[T]>, b
 }
 
 /// Alltoall of `p` blocks each way.
-pub(crate) fn alltoall<C: CommHandle, T: Value>(comm: &C, send: &[T], recv: &mut [T], cfg: &CollConfig) -> Result<CollStats> {
+pub(crate) fn alltoall<C: CommHandle, T: Value, W: Place<T> + ?Sized>(comm: &C, send: &W, recv: &mut W, cfg: &CollConfig) -> Result<CollStats> {
     let c = Comm::of(comm);
     let n = send.len() / c.size;
     let local_error = first_error([
@@ -384,13 +425,13 @@ pub(crate) fn alltoall<C: CommHandle, T: Value>(comm: &C, send: &[T], recv: &mut
         size_check::<T>(send.len(), cfg, c.size),
     ]);
     let setup = Setup { op: CollOp::Alltoall, cfg, bytes: n * T::SIZE, count: n as u64, root: None, reduce: None, local_error };
-    let (mut call, algorithm) = start(c, setup, send)?;
+    let (mut call, algorithm) = start(c, setup, send, 0..send.len())?;
     match algorithm {
         Algorithm::CColl | Algorithm::CprP2p => {
             alltoall::alltoall(&mut call, send, recv, &uniform(n, c.size), algorithm == Algorithm::CprP2p)
         }
         _ => {
-            baseline::alltoall(comm, send, recv);
+            on_host(&mut call, send, recv, |s, r| baseline::alltoall(comm, s, r));
             call.count_uncompressed::<T>(n * (c.size - 1));
         }
     }
@@ -408,34 +449,34 @@ fn p2p_setup<'a, T: Value>(c: Comm, peer: usize, tag: i32, n: usize, cfg: &'a Co
 
 /// Point-to-point send: the handshake of `p2p`, then the frames (pipelined with
 /// `c-coll`) or the library's send.
-pub(crate) fn send<C: CommHandle, T: Value>(comm: &C, dest: usize, data: &[T], tag: i32, cfg: &CollConfig) -> Result<CollStats> {
+pub(crate) fn send<C: CommHandle, T: Value, W: Place<T> + ?Sized>(comm: &C, dest: usize, data: &W, tag: i32, cfg: &CollConfig) -> Result<CollStats> {
     let c = Comm::of(comm);
     let mut setup = p2p_setup::<T>(c, dest, tag, data.len(), cfg);
     let algorithm = setup.algorithm(c.size);
-    let mut call = begin(c, setup, algorithm, data, false)?;
+    let mut call = begin(c, setup, algorithm, data, 0..data.len(), false)?;
     let chunk = match algorithm {
         Algorithm::CColl => Some(call.chunk_values::<T>(data.len())),
         Algorithm::CprP2p => Some(data.len().max(1)),
         _ => None,
     };
     if p2p::send(&mut call, dest, tag, data, chunk) && chunk.is_none() {
-        baseline::send(comm, dest, data, tag);
+        data.with_host(0..data.len(), |d| baseline::send(comm, dest, d, tag)).map_err(|e| call.fail(e.into())).ok();
         call.count_uncompressed::<T>(data.len());
     }
     call.finish(compressions_per_value(CollOp::P2p, algorithm, c.size), None)
 }
 
 /// Point-to-point receive of exactly `buf.len()` values.
-pub(crate) fn recv<C: CommHandle, T: Value>(comm: &C, src: usize, buf: &mut [T], tag: i32, cfg: &CollConfig) -> Result<CollStats> {
+pub(crate) fn recv<C: CommHandle, T: Value, W: Place<T> + ?Sized>(comm: &C, src: usize, buf: &mut W, tag: i32, cfg: &CollConfig) -> Result<CollStats> {
     let c = Comm::of(comm);
     let mut setup = p2p_setup::<T>(c, src, tag, buf.len(), cfg);
     let algorithm = setup.algorithm(c.size);
-    let mut call = begin(c, setup, algorithm, &[] as &[T], false)?;
+    let mut call = begin(c, setup, algorithm, &*buf, 0..0, false)?;
     if let Some(chunk) = p2p::accept::<T>(&mut call, src, tag, buf.len()) {
         if algorithm.compresses() {
             p2p::recv_frames(&mut call, src, tag, buf, chunk);
         } else {
-            let got = baseline::recv(comm, src, buf, tag);
+            let got = on_host_mut(&mut call, buf, |b| baseline::recv(comm, src, b, tag)).unwrap_or(buf.len());
             if got != buf.len() {
                 let (a, b) = (buf.len() as u64, got as u64);
                 call.fail(CollError::Mismatch { field: "count", local: a, min: a.min(b), max: a.max(b) });

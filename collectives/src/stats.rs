@@ -32,6 +32,9 @@ pub struct CollStats {
     /// Messages this rank sent uncompressed because the codec could not encode them
     /// (ZFP and NaN/Inf: the piece travels raw, exactly).
     pub raw_fallbacks: u32,
+    /// Kernel launches this process queued on the CUDA device during the call (codec
+    /// and reduction kernels; 0 on the CPU backend, and without the `cuda` feature).
+    pub device_launches: u64,
 }
 
 impl CollStats {
@@ -47,6 +50,7 @@ impl CollStats {
             values_compressed: 0,
             values_decompressed: 0,
             raw_fallbacks: 0,
+            device_launches: 0,
         }
     }
 

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeSet;
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use codec_kernels::kernels::Kernel;
@@ -19,6 +20,14 @@ const CU_LAUNCH_PARAM_BUFFER_POINTER: *mut c_void = std::ptr::without_provenance
 const CU_LAUNCH_PARAM_BUFFER_SIZE: *mut c_void = std::ptr::without_provenance_mut(0x02);
 
 /// Names of the kernels this process has launched successfully.
+/// Kernel launches of this process (every entry point), for callers' accounting.
+static LAUNCHES: AtomicU64 = AtomicU64::new(0);
+
+/// Kernel launches this process has queued so far.
+pub fn launch_count() -> u64 {
+    LAUNCHES.load(Ordering::Relaxed)
+}
+
 static LAUNCHED: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
 
 /// The distinct entry points this process has launched so far, sorted.
@@ -49,6 +58,7 @@ impl CudaBackend {
         if r != cudaError_enum::CUDA_SUCCESS {
             return Err(Error::Gpu(format!("cuLaunchKernel {}: {r:?}", K::NAME)));
         }
+        LAUNCHES.fetch_add(1, Ordering::Relaxed);
         if let Ok(mut s) = LAUNCHED.lock() {
             s.insert(K::NAME);
         }

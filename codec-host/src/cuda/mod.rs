@@ -39,7 +39,7 @@ use codec_kernels::reduce::{ReduceElem, ReduceOp};
 use crate::elementwise::{same_len, HalfElem};
 use crate::{Codec, Element, Error, Result, Shape, StreamInfo};
 
-pub use launch::launched_entry_points;
+pub use launch::{launch_count, launched_entry_points};
 pub use pending::{DeviceStream, PendingCompress, PendingDecompress};
 pub use stream::{GpuEvent, GpuStream};
 pub use ptx::{layout_mismatches, missing_entries, runtime_dir as ptx_runtime_dir};

@@ -7,25 +7,28 @@
 
 use crate::blocks::Blocks;
 use crate::call::Call;
+use crate::place::Place;
 use crate::transport::{wait_all, wait_any, TAG_ALLTOALL};
 use crate::Value;
 
 /// Alltoall: block `d` of `send` goes to rank `d`; block `s` of `recv` comes from rank `s`.
-pub(crate) fn alltoall<T: Value>(call: &mut Call, send: &[T], recv: &mut [T], blocks: &Blocks, pairwise: bool) {
+pub(crate) fn alltoall<T: Value, W: Place<T> + ?Sized>(call: &mut Call, send: &W, recv: &mut W, blocks: &Blocks, pairwise: bool) {
     let (p, me) = (call.comm.size, call.comm.rank);
-    recv[blocks.range(me)].copy_from_slice(&send[blocks.range(me)]);
+    call.copy(recv, blocks.range(me), send, blocks.range(me));
     if pairwise {
         for i in 1..p {
             let (dest, src) = (call.comm.peer(i as isize), call.comm.peer(-(i as isize)));
-            let frame = call.frame(&send[blocks.range(dest)], me, p);
+            let frame = call.frame_at(send, blocks.range(dest), me, p);
             let want = call.expect::<T>(Some(src), Some(p), blocks.len(src));
-            call.exchange(dest, src, TAG_ALLTOALL, (frame, blocks.len(dest)), &want, &mut recv[blocks.range(src)]);
+            call.exchange(dest, src, TAG_ALLTOALL, (frame, blocks.len(dest)), &want, recv, blocks.range(src));
         }
         return;
     }
-    let mut frames: Vec<Vec<u8>> = (0..p)
-        .map(|d| if d == me { Vec::new() } else { call.frame(&send[blocks.range(d)], me, p) })
-        .collect();
+    // Every outgoing piece, compressed back to back (on the device, several at once).
+    let dests: Vec<usize> = (0..p).filter(|&d| d != me).collect();
+    let ranges: Vec<_> = dests.iter().map(|&d| blocks.range(d)).collect();
+    let mut frames: Vec<Vec<u8>> = vec![Vec::new(); p];
+    call.frames_each(send, &ranges, |_| me, p, |_, j, frame| frames[dests[j]] = frame);
     let sizes: Vec<u64> = frames.iter().map(|f| f.len() as u64).collect();
     let incoming = call.comm.alltoall_u64(&sizes);
     let sources: Vec<usize> = (1..p).map(|i| call.comm.peer(-(i as isize))).collect();
@@ -47,7 +50,7 @@ pub(crate) fn alltoall<T: Value>(call: &mut Call, send: &[T], recv: &mut [T], bl
         let src = sources[j];
         let bytes = recvs[j].take_bytes();
         let want = call.expect::<T>(Some(src), Some(p), blocks.len(src));
-        call.decode(src, &bytes, &want, &mut recv[blocks.range(src)]);
+        call.decode_at(src, &bytes, &want, recv, blocks.range(src));
     }
     wait_all(&mut sends);
 }

@@ -8,25 +8,26 @@
 
 use crate::call::Call;
 use crate::frame::HEADER_LEN;
+use crate::place::Place;
 use crate::transport::{TAG_DOUBLING, TAG_FOLD};
 use crate::{ReduceOp, Value};
 
 /// Recursive-doubling allreduce of `buf` (this rank's input on entry, the result on exit).
-pub(crate) fn allreduce<T: Value>(call: &mut Call, buf: &mut [T], op: ReduceOp) {
+pub(crate) fn allreduce<T: Value, W: Place<T> + ?Sized>(call: &mut Call, buf: &mut W, op: ReduceOp) {
     let (p, rank) = (call.comm.size, call.comm.rank);
     let pof2 = if p == 0 { 1 } else { 1 << p.ilog2() };
     let rem = p - pof2;
-    let mut scratch = vec![T::default(); buf.len()];
+    let all = 0..buf.len();
 
     // Fold in: even ranks below 2r hand their vector to the odd rank above.
     let virtual_rank = if rank < 2 * rem {
         if rank % 2 == 0 {
-            let frame = call.frame(buf, rank, 1);
+            let frame = call.frame_at(buf, all.clone(), rank, 1);
             call.send::<T>(rank + 1, TAG_FOLD, &frame, buf.len());
             None
         } else {
             let bytes = call.comm.recv(rank - 1, TAG_FOLD);
-            absorb(call, rank - 1, &bytes, buf, &mut scratch, op);
+            absorb(call, rank - 1, &bytes, buf, op);
             Some(rank / 2)
         }
     } else {
@@ -40,10 +41,10 @@ pub(crate) fn allreduce<T: Value>(call: &mut Call, buf: &mut [T], op: ReduceOp) 
             let partner = if partner_v < rem { partner_v * 2 + 1 } else { partner_v + rem };
             // Post the receive before compressing, so the partner's data can land meanwhile.
             let mut rx = call.comm.irecv(partner, TAG_DOUBLING, HEADER_LEN + buf.len() * T::SIZE);
-            let frame = call.frame(buf, rank, 1);
+            let frame = call.frame_at(buf, all.clone(), rank, 1);
             let mut tx = call.isend::<T>(partner, TAG_DOUBLING, frame, buf.len());
             let bytes = rx.take_bytes();
-            absorb(call, partner, &bytes, buf, &mut scratch, op);
+            absorb(call, partner, &bytes, buf, op);
             tx.wait();
             mask <<= 1;
         }
@@ -52,19 +53,17 @@ pub(crate) fn allreduce<T: Value>(call: &mut Call, buf: &mut [T], op: ReduceOp) 
     // Fold out: the odd ranks return the result to their even partners.
     if rank < 2 * rem {
         if rank % 2 == 1 {
-            let frame = call.frame(buf, rank, 1);
+            let frame = call.frame_at(buf, all.clone(), rank, 1);
             call.send::<T>(rank - 1, TAG_FOLD, &frame, buf.len());
         } else {
             let bytes = call.comm.recv(rank + 1, TAG_FOLD);
             let want = call.expect::<T>(Some(rank + 1), Some(1), buf.len());
-            call.decode(rank + 1, &bytes, &want, buf);
+            call.decode_at(rank + 1, &bytes, &want, buf, all);
         }
     }
 }
 
-fn absorb<T: Value>(call: &mut Call, src: usize, bytes: &[u8], buf: &mut [T], scratch: &mut [T], op: ReduceOp) {
+fn absorb<T: Value, W: Place<T> + ?Sized>(call: &mut Call, src: usize, bytes: &[u8], buf: &mut W, op: ReduceOp) {
     let want = call.expect::<T>(Some(src), Some(1), buf.len());
-    if call.decode(src, bytes, &want, scratch) {
-        call.reduce(op, buf, scratch);
-    }
+    call.decode_reduce(src, bytes, &want, buf, 0..buf.len(), op);
 }

@@ -6,6 +6,7 @@ use mpi::traits::Communicator;
 
 use crate::alg::baseline;
 use crate::call::Call;
+use crate::place::Place;
 use crate::{ReduceOp, Value};
 
 /// Every leader receives every leader's partial result (the library's allgather) and
@@ -22,7 +23,13 @@ pub(crate) fn leaders_allreduce<C: Communicator, T: Value>(call: &mut Call, lead
     call.count_uncompressed::<T>(n);
     let (first, rest) = partials.split_at(n);
     buf.copy_from_slice(first);
+    // On the host whatever the call's backend: the buffer is a host staging of the
+    // device's when the call runs on device buffers.
+    let host = codec_host::Backend::cpu();
     for partial in rest.chunks_exact(n) {
-        call.reduce(op, buf, partial);
+        if let Err(e) = Place::reduce(buf, &host, op, 0..n, partial) {
+            call.fail(e.into());
+            return;
+        }
     }
 }

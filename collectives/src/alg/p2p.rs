@@ -13,6 +13,7 @@
 
 use crate::call::{algorithm_code, pieces, Call, ANNOUNCE_PAYLOAD};
 use crate::frame::{Header, ANNOUNCE, HEADER_LEN};
+use crate::place::Place;
 use crate::transport::{test_all, wait_all, wait_any, TAG_P2P_ACK};
 use crate::{CollError, Value};
 
@@ -25,7 +26,7 @@ const REPLY_LEN: usize = 16;
 /// `chunk` values (the whole message in one frame for CPR-P2P). With `chunk` None (the
 /// library baseline) only the handshake runs. Returns true if the receiver accepted;
 /// a rejection is recorded in `call`.
-pub(crate) fn send<T: Value>(call: &mut Call, dest: usize, tag: i32, data: &[T], chunk: Option<usize>) -> bool {
+pub(crate) fn send<T: Value, W: Place<T> + ?Sized>(call: &mut Call, dest: usize, tag: i32, data: &W, chunk: Option<usize>) -> bool {
     let chunk_len = chunk.unwrap_or(data.len()).max(1);
     let ranges = pieces(0..data.len(), chunk_len);
     let announce = call.announce::<T>(data.len(), chunk_len, ranges.len());
@@ -35,14 +36,16 @@ pub(crate) fn send<T: Value>(call: &mut Call, dest: usize, tag: i32, data: &[T],
     let mut queued = Vec::new();
     let mut sends = Vec::new();
     if chunk.is_some() {
-        for (i, r) in ranges.iter().enumerate() {
+        // After a rejection the remaining pieces are still made (the codec's pipeline
+        // runs to its end) but neither queued nor sent.
+        call.frames_each(data, &ranges, |i| i, ranges.len(), |call, i, frame| {
             if verdict.is_none() && ack.test() {
                 verdict = Some(read_reply(&ack.take_bytes()));
             }
             if matches!(verdict, Some(Err(_))) {
-                break;
+                return;
             }
-            queued.push((call.frame(&data[r.clone()], i, ranges.len()), r.len()));
+            queued.push((frame, ranges[i].len()));
             if verdict.is_some() {
                 for (frame, values) in queued.drain(..) {
                     sends.push(call.isend::<T>(dest, tag, frame, values));
@@ -50,7 +53,7 @@ pub(crate) fn send<T: Value>(call: &mut Call, dest: usize, tag: i32, data: &[T],
             }
             // Progress between chunks.
             test_all(&mut sends);
-        }
+        });
     }
     match verdict.unwrap_or_else(|| read_reply(&ack.take_bytes())) {
         Ok(()) => {
@@ -132,12 +135,12 @@ pub(crate) fn accept<T: Value>(call: &mut Call, src: usize, tag: i32, len: usize
 
 /// Receives into `buf` the frames of an accepted transfer of `chunk`-value pieces,
 /// decompressing each as it arrives.
-pub(crate) fn recv_frames<T: Value>(call: &mut Call, src: usize, tag: i32, buf: &mut [T], chunk: usize) {
+pub(crate) fn recv_frames<T: Value, W: Place<T> + ?Sized>(call: &mut Call, src: usize, tag: i32, buf: &mut W, chunk: usize) {
     let ranges = pieces(0..buf.len(), chunk);
     let mut recvs: Vec<_> = ranges.iter().map(|r| call.comm.irecv(src, tag, HEADER_LEN + r.len() * T::SIZE)).collect();
     while let Some(j) = wait_any(&mut recvs) {
         let frame = recvs[j].take_bytes();
         let want = call.expect::<T>(Some(j), Some(ranges.len()), ranges[j].len());
-        call.decode(src, &frame, &want, &mut buf[ranges[j].clone()]);
+        call.decode_at(src, &frame, &want, buf, ranges[j].clone());
     }
 }

@@ -10,6 +10,7 @@
 use crate::blocks::Blocks;
 use crate::call::{pieces, Call};
 use crate::frame::HEADER_LEN;
+use crate::place::Place;
 use crate::transport::{test_all, wait_all, wait_any, Pending, TAG_GATHER_RING, TAG_RING};
 use crate::{ReduceOp, Value};
 
@@ -29,27 +30,16 @@ pub(crate) enum StepStyle {
 
 /// Ring reduce-scatter of `work` (every rank's full vector) over `blocks`; on return,
 /// `work[blocks.range(rank)]` is reduced over all ranks.
-pub(crate) fn reduce_scatter<T: Value>(call: &mut Call, work: &mut [T], blocks: &Blocks, op: ReduceOp, style: StepStyle) {
+pub(crate) fn reduce_scatter<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &mut W, blocks: &Blocks, op: ReduceOp, style: StepStyle) {
     let (p, r) = (call.comm.size, call.comm.rank);
-    let mut scratch = Vec::new();
     for s in 0..p.saturating_sub(1) {
         let send_block = (r + p - s - 1) % p;
         let recv_block = (r + 2 * p - s - 2) % p;
-        step(call, work, blocks, send_block, recv_block, op, style, &mut scratch);
+        step(call, work, blocks, send_block, recv_block, op, style);
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn step<T: Value>(
-    call: &mut Call,
-    work: &mut [T],
-    blocks: &Blocks,
-    send_block: usize,
-    recv_block: usize,
-    op: ReduceOp,
-    style: StepStyle,
-    scratch: &mut Vec<T>,
-) {
+fn step<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &mut W, blocks: &Blocks, send_block: usize, recv_block: usize, op: ReduceOp, style: StepStyle) {
     let (next, prev) = (call.comm.peer(1), call.comm.peer(-1));
     let chunk_of = |call: &Call, b: usize| match style {
         StepStyle::Pipelined => call.chunk_values::<T>(blocks.len(b)),
@@ -60,20 +50,22 @@ fn step<T: Value>(
     let post = |call: &Call| -> Vec<Pending> {
         recv_pieces.iter().map(|pr| call.comm.irecv(prev, TAG_RING, HEADER_LEN + pr.len() * T::SIZE)).collect()
     };
-    let mut absorb = |call: &mut Call, work: &mut [T], j: usize, bytes: Vec<u8>| {
+    let absorb = |call: &mut Call, work: &mut W, j: usize, bytes: Vec<u8>| {
         let range = recv_pieces[j].clone();
-        scratch.resize(range.len(), T::default());
         let want = call.expect::<T>(Some(j), Some(recv_pieces.len()), range.len());
-        if call.decode(prev, &bytes, &want, scratch) {
-            call.reduce(op, &mut work[range], scratch);
-        }
+        call.decode_reduce(prev, &bytes, &want, work, range, op);
     };
 
     let mut recvs = if style == StepStyle::Blocking { Vec::new() } else { post(call) };
     let mut sends = Vec::with_capacity(send_pieces.len());
-    for (i, piece) in send_pieces.iter().enumerate() {
-        let frame = call.frame(&work[piece.clone()], i, send_pieces.len());
-        sends.push(call.isend::<T>(next, TAG_RING, frame, piece.len()));
+    // The outgoing block is compressed from a copy, so that arrived chunks can be
+    // reduced into `work` while it compresses (on the device, several chunks at once).
+    let block = blocks.range(send_block);
+    let Some(mut outgoing) = call.zeros(work, block.len()) else { return };
+    call.copy(&mut *outgoing, 0..block.len(), work, block.clone());
+    let local: Vec<_> = send_pieces.iter().map(|r| r.start - block.start..r.end - block.start).collect();
+    call.frames_each(&*outgoing, &local, |i| i, send_pieces.len(), |call, i, frame| {
+        sends.push(call.isend::<T>(next, TAG_RING, frame, local[i].len()));
         // Progress between chunks: test the sends, take every chunk that has arrived.
         test_all(&mut sends);
         for (j, rx) in recvs.iter_mut().enumerate() {
@@ -81,7 +73,7 @@ fn step<T: Value>(
                 absorb(call, work, j, rx.take_bytes());
             }
         }
-    }
+    });
     if style == StepStyle::Blocking {
         recvs = post(call);
     }
@@ -108,7 +100,7 @@ pub(crate) enum GatherStyle {
 /// [`GatherStyle::Recompress`]); everything is decompressed at the end. With
 /// `keep_own` the owner keeps its exact block, else it takes the decompressed copy
 /// (so that all ranks end with identical values).
-pub(crate) fn allgather<T: Value>(call: &mut Call, work: &mut [T], blocks: &Blocks, style: GatherStyle, keep_own: bool) {
+pub(crate) fn allgather<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &mut W, blocks: &Blocks, style: GatherStyle, keep_own: bool) {
     let (p, r) = (call.comm.size, call.comm.rank);
     if p == 1 {
         return;
@@ -117,10 +109,10 @@ pub(crate) fn allgather<T: Value>(call: &mut Call, work: &mut [T], blocks: &Bloc
         return allgather_recompress(call, work, blocks);
     }
     let (next, prev) = (call.comm.peer(1), call.comm.peer(-1));
-    let own = call.frame(&work[blocks.range(r)], r, p);
+    let own = call.frame_at(work, blocks.range(r), r, p);
     if !keep_own {
         let want = call.expect::<T>(Some(r), Some(p), blocks.len(r));
-        call.decode(r, &own, &want, &mut work[blocks.range(r)]);
+        call.decode_at(r, &own, &want, work, blocks.range(r));
     }
     let sizes = match style {
         GatherStyle::SizesFirst => Some(call.comm.allgather_u64(own.len() as u64)),
@@ -144,17 +136,17 @@ pub(crate) fn allgather<T: Value>(call: &mut Call, work: &mut [T], blocks: &Bloc
     for (b, frame) in frames.iter().enumerate().filter(|&(b, _)| b != r) {
         let want = call.expect::<T>(Some(b), Some(p), blocks.len(b));
         let bytes = frame.as_ref().expect("every block arrived");
-        call.decode(prev, bytes, &want, &mut work[blocks.range(b)]);
+        call.decode_at(prev, bytes, &want, work, blocks.range(b));
     }
 }
 
-fn allgather_recompress<T: Value>(call: &mut Call, work: &mut [T], blocks: &Blocks) {
+fn allgather_recompress<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &mut W, blocks: &Blocks) {
     let (p, r) = (call.comm.size, call.comm.rank);
     let (next, prev) = (call.comm.peer(1), call.comm.peer(-1));
     for s in 0..p - 1 {
         let (send_block, recv_block) = ((r + p - s) % p, (r + p - s - 1) % p);
-        let frame = call.frame(&work[blocks.range(send_block)], send_block, p);
+        let frame = call.frame_at(work, blocks.range(send_block), send_block, p);
         let want = call.expect::<T>(Some(recv_block), Some(p), blocks.len(recv_block));
-        call.exchange(next, prev, TAG_GATHER_RING, (frame, blocks.len(send_block)), &want, &mut work[blocks.range(recv_block)]);
+        call.exchange(next, prev, TAG_GATHER_RING, (frame, blocks.len(send_block)), &want, work, blocks.range(recv_block));
     }
 }

@@ -15,6 +15,7 @@ use std::rc::Rc;
 use crate::blocks::Blocks;
 use crate::call::Call;
 use crate::frame::split_bundle;
+use crate::place::Place;
 use crate::transport::{wait_all, Pending, TAG_TREE};
 use crate::{CollError, Value};
 
@@ -86,24 +87,25 @@ impl Binomial {
 }
 
 /// Broadcast of `buf` from `root`.
-pub(crate) fn bcast<T: Value>(call: &mut Call, buf: &mut [T], root: usize, recompress: bool) {
+pub(crate) fn bcast<T: Value, W: Place<T> + ?Sized>(call: &mut Call, buf: &mut W, root: usize, recompress: bool) {
+    let all = 0..buf.len();
     let tree = Binomial::new(call.comm.size, call.comm.rank, root);
     let received = tree.parent().map(|parent| (parent, call.comm.recv(parent, TAG_TREE)));
     let children = tree.children();
     let mut sends = Vec::new();
     if recompress {
         if let Some((parent, bytes)) = &received {
-            call.decode_pieces(*parent, bytes, buf);
+            call.decode_pieces(*parent, bytes, buf, all.clone());
         }
         for child in &children {
-            let frames = call.frames_of(buf);
+            let frames = call.frames_of(buf, all.clone());
             sends.push(call.isend::<T>(tree.rank_of(child.start), TAG_TREE, frames, buf.len()));
         }
     } else {
         // The root compresses once (if anyone is listening); inner ranks forward as is.
         let bundle: Option<Rc<[u8]>> = match &received {
             Some((_, bytes)) => Some(bytes.as_slice().into()),
-            None if !children.is_empty() => Some(call.frames_of(buf).into()),
+            None if !children.is_empty() => Some(call.frames_of(buf, all.clone()).into()),
             None => None,
         };
         if let Some(bundle) = bundle {
@@ -111,7 +113,7 @@ pub(crate) fn bcast<T: Value>(call: &mut Call, buf: &mut [T], root: usize, recom
                 sends.push(call.isend::<T>(tree.rank_of(child.start), TAG_TREE, bundle.clone(), buf.len()));
             }
             if let Some((parent, _)) = received {
-                call.decode_pieces(parent, &bundle, buf);
+                call.decode_pieces(parent, &bundle, buf, all);
             }
         }
     }
@@ -120,7 +122,7 @@ pub(crate) fn bcast<T: Value>(call: &mut Call, buf: &mut [T], root: usize, recom
 
 /// Scatter of `send` (significant at the root: block b for rank b) into `recv` (this
 /// rank's block).
-pub(crate) fn scatter<T: Value>(call: &mut Call, send: &[T], recv: &mut [T], blocks: &Blocks, root: usize, recompress: bool) {
+pub(crate) fn scatter<T: Value, W: Place<T> + ?Sized>(call: &mut Call, send: &W, recv: &mut W, blocks: &Blocks, root: usize, recompress: bool) {
     let tree = Binomial::new(call.comm.size, call.comm.rank, root);
     if recompress {
         return scatter_recompress(call, &tree, send, recv, blocks);
@@ -129,11 +131,12 @@ pub(crate) fn scatter<T: Value>(call: &mut Call, send: &[T], recv: &mut [T], blo
     // The frames of this subtree's ranks in virtual-rank order; for the root, ranks 1.. only.
     let (first, frames): (usize, Vec<Vec<u8>>) = match tree.parent() {
         None => {
-            recv.copy_from_slice(&send[blocks.range(root)]);
+            call.copy(recv, 0..recv.len(), send, blocks.range(root));
             let frames = (1..call.comm.size)
                 .map(|v| {
                     let r = tree.rank_of(v);
-                    call.frame(&send[blocks.range(r)], r, call.comm.size)
+                    let p = call.comm.size;
+                    call.frame_at(send, blocks.range(r), r, p)
                 })
                 .collect();
             (1, frames)
@@ -154,7 +157,7 @@ pub(crate) fn scatter<T: Value>(call: &mut Call, send: &[T], recv: &mut [T], blo
             };
             if let Some(own) = frames.first() {
                 let want = call.expect::<T>(Some(call.comm.rank), Some(call.comm.size), recv.len());
-                call.decode(parent, own, &want, recv);
+                call.decode_at(parent, own, &want, recv, 0..recv.len());
             }
             (sub.start, frames)
         }
@@ -170,35 +173,36 @@ pub(crate) fn scatter<T: Value>(call: &mut Call, send: &[T], recv: &mut [T], blo
     wait_all(&mut sends);
 }
 
-fn scatter_recompress<T: Value>(call: &mut Call, tree: &Binomial, send: &[T], recv: &mut [T], blocks: &Blocks) {
+fn scatter_recompress<T: Value, W: Place<T> + ?Sized>(call: &mut Call, tree: &Binomial, send: &W, recv: &mut W, blocks: &Blocks) {
     let sub = tree.subtree();
     let off = tree.offsets(blocks, sub.clone());
     // This subtree's values in virtual-rank order.
-    let mut ordered = vec![T::default(); off[off.len() - 1]];
+    let Some(mut ordered) = call.zeros(recv, off[off.len() - 1]) else { return };
     match tree.parent() {
         None => {
             for v in sub.clone() {
-                ordered[off[v]..off[v + 1]].copy_from_slice(&send[blocks.range(tree.rank_of(v))]);
+                call.copy(&mut *ordered, off[v]..off[v + 1], send, blocks.range(tree.rank_of(v)));
             }
         }
         Some(parent) => {
             let bytes = call.comm.recv(parent, TAG_TREE);
-            call.decode_pieces(parent, &bytes, &mut ordered);
+            let all = 0..ordered.len();
+            call.decode_pieces(parent, &bytes, &mut *ordered, all);
         }
     }
-    recv.copy_from_slice(&ordered[..off[1]]);
+    call.copy(recv, 0..off[1], &ordered, 0..off[1]);
     let mut sends: Vec<Pending> = Vec::new();
     for child in tree.children() {
         let range = off[child.start - sub.start]..off[child.end - sub.start];
         let values = range.len();
-        let frames = call.frames_of(&ordered[range]);
+        let frames = call.frames_of(&*ordered, range);
         sends.push(call.isend::<T>(tree.rank_of(child.start), TAG_TREE, frames, values));
     }
     wait_all(&mut sends);
 }
 
 /// Gather of every rank's `mine` (block `rank` of `blocks`) into `out` at the root.
-pub(crate) fn gather<T: Value>(call: &mut Call, mine: &[T], out: &mut [T], blocks: &Blocks, root: usize, recompress: bool) {
+pub(crate) fn gather<T: Value, W: Place<T> + ?Sized>(call: &mut Call, mine: &W, out: &mut W, blocks: &Blocks, root: usize, recompress: bool) {
     let tree = Binomial::new(call.comm.size, call.comm.rank, root);
     if recompress {
         return gather_recompress(call, &tree, mine, out, blocks);
@@ -208,14 +212,15 @@ pub(crate) fn gather<T: Value>(call: &mut Call, mine: &[T], out: &mut [T], block
     let children: Vec<Range<usize>> = tree.children().into_iter().rev().collect();
     match tree.parent() {
         Some(parent) => {
-            let mut bundle = call.frame(mine, call.comm.rank, p);
+            let me = call.comm.rank;
+            let mut bundle = call.frame_at(mine, 0..mine.len(), me, p);
             for child in &children {
                 bundle.extend_from_slice(&call.comm.recv(tree.rank_of(child.start), TAG_TREE));
             }
             call.send::<T>(parent, TAG_TREE, &bundle, tree.values(blocks, tree.subtree()));
         }
         None => {
-            out[blocks.range(root)].copy_from_slice(mine);
+            call.copy(out, blocks.range(root), mine, 0..mine.len());
             for child in &children {
                 let src = tree.rank_of(child.start);
                 let bytes = call.comm.recv(src, TAG_TREE);
@@ -224,7 +229,7 @@ pub(crate) fn gather<T: Value>(call: &mut Call, mine: &[T], out: &mut [T], block
                         for (v, (_, frame)) in child.clone().zip(frames) {
                             let r = tree.rank_of(v);
                             let want = call.expect::<T>(Some(r), Some(p), blocks.len(r));
-                            call.decode(src, frame, &want, &mut out[blocks.range(r)]);
+                            call.decode_at(src, frame, &want, out, blocks.range(r));
                         }
                     }
                     Ok(frames) => call.fail(CollError::BadMessage {
@@ -238,25 +243,25 @@ pub(crate) fn gather<T: Value>(call: &mut Call, mine: &[T], out: &mut [T], block
     }
 }
 
-fn gather_recompress<T: Value>(call: &mut Call, tree: &Binomial, mine: &[T], out: &mut [T], blocks: &Blocks) {
+fn gather_recompress<T: Value, W: Place<T> + ?Sized>(call: &mut Call, tree: &Binomial, mine: &W, out: &mut W, blocks: &Blocks) {
     let sub = tree.subtree();
     let off = tree.offsets(blocks, sub.clone());
-    let mut ordered = vec![T::default(); off[off.len() - 1]];
-    ordered[..off[1]].copy_from_slice(mine);
+    let Some(mut ordered) = call.zeros(mine, off[off.len() - 1]) else { return };
+    call.copy(&mut *ordered, 0..off[1], mine, 0..mine.len());
     for child in tree.children().into_iter().rev() {
         let src = tree.rank_of(child.start);
         let bytes = call.comm.recv(src, TAG_TREE);
         let range = off[child.start - sub.start]..off[child.end - sub.start];
-        call.decode_pieces(src, &bytes, &mut ordered[range]);
+        call.decode_pieces(src, &bytes, &mut *ordered, range);
     }
     match tree.parent() {
         Some(parent) => {
-            let frames = call.frames_of(&ordered);
+            let frames = call.frames_of(&*ordered, 0..ordered.len());
             call.send::<T>(parent, TAG_TREE, &frames, ordered.len());
         }
         None => {
             for v in sub {
-                out[blocks.range(tree.rank_of(v))].copy_from_slice(&ordered[off[v]..off[v + 1]]);
+                call.copy(out, blocks.range(tree.rank_of(v)), &ordered, off[v]..off[v + 1]);
             }
         }
     }

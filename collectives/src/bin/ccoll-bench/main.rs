@@ -11,7 +11,7 @@ mod report;
 mod workload;
 
 use clap::Parser;
-use collectives::{config, first_excess, value_allowance, Algorithm, CollConfig, CollOp, NodeGroups, Value};
+use collectives::{config, first_excess, value_allowance, Algorithm, CodecBackend, CollConfig, CollOp, NodeGroups, Value};
 use mpi::collective::SystemOperation;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
@@ -64,6 +64,10 @@ struct Args {
     /// Node groups of `hier`: ranks per group (0: ranks that share memory).
     #[arg(long, default_value_t = 0)]
     node_size: usize,
+    /// Where the send and receive buffers live: cpu (host memory, CPU codec backend) or
+    /// cuda (device memory, CUDA backend; needs the `cuda` feature).
+    #[arg(long, default_value = "cpu")]
+    device: String,
 }
 
 /// Parses `16M`, `512K`, `1G`, `100`.
@@ -116,6 +120,12 @@ fn plan(args: &Args) -> Result<Plan, String> {
     if args.node_size > 0 {
         cfg.node_groups = NodeGroups::Blocks(args.node_size);
     }
+    cfg.backend = match args.device.as_str() {
+        "cpu" => CodecBackend::Cpu,
+        "cuda" if cfg!(feature = "cuda") => CodecBackend::Cuda,
+        "cuda" => return Err("--device cuda: this ccoll-bench is built without the `cuda` feature".into()),
+        d => return Err(format!("--device {d:?}: cpu or cuda")),
+    };
     let format = match args.format.as_str() {
         "table" => Format::Table,
         "csv" => Format::Csv,
@@ -162,8 +172,13 @@ fn main() {
 /// Runs the plan with element type `T`; rank 0 prints every row as it completes.
 fn bench<T: Value>(world: &SimpleCommunicator, args: &Args, plan: &Plan) -> Result<Vec<Row>, String> {
     let (p, rank) = (world.size() as usize, world.rank());
+    // The device's name (and that it answers) before anything runs.
+    let device = match plan.cfg.backend.resolve() {
+        Ok(b) => b.describe(),
+        Err(e) => return Err(e.to_string()),
+    };
     if rank == 0 {
-        report::print_header(plan.format, args, p);
+        report::print_header(plan.format, args, p, &device);
     }
     let mut rows = Vec::new();
     for &bytes in &plan.sizes {
@@ -234,7 +249,11 @@ fn bench<T: Value>(world: &SimpleCommunicator, args: &Args, plan: &Plan) -> Resu
 
 /// One run; a rank that idles (odd rank out of p2p) gets an empty result.
 fn run_once<T: Value>(world: &SimpleCommunicator, work: &Workload<T>, cfg: &CollConfig) -> Result<(Vec<T>, Option<collectives::CollStats>), String> {
-    match work.run(world, cfg) {
+    #[cfg(feature = "cuda")]
+    let ran = if cfg.backend == CodecBackend::Cuda { work.run_device(world, cfg) } else { work.run(world, cfg) };
+    #[cfg(not(feature = "cuda"))]
+    let ran = work.run(world, cfg);
+    match ran {
         Ok(Some((out, st))) => Ok((out, Some(st))),
         Ok(None) => Ok((Vec::new(), None)),
         Err(e) => Err(format!("{} {} with {}: {e}", work.op, cfg.algorithm, work.n)),

@@ -31,13 +31,21 @@ pub struct Row {
 
 const CSV_HEADER: &str = "op,algo,codec,ranks,bytes,lat_avg_us,lat_min_us,lat_max_us,comp_ratio,max_abs_err,bound,bound_ok";
 
-pub fn print_header(format: Format, args: &Args, ranks: usize) {
+/// The header; `device` describes the codec backend. The CSV keeps its one header line
+/// for host buffers (what its readers expect) and gets a `#` comment line naming the
+/// device before it for device buffers.
+pub fn print_header(format: Format, args: &Args, ranks: usize, device: &str) {
     match format {
-        Format::Csv => println!("{CSV_HEADER}"),
+        Format::Csv => {
+            if args.device != "cpu" {
+                println!("# ccoll-bench --device {} ({device})", args.device);
+            }
+            println!("{CSV_HEADER}")
+        }
         Format::Table => {
             println!(
-                "# ccoll-bench --op {} --codec {} ranks={ranks} dataset={} type={} iters={} warmup={}",
-                args.op, args.codec, args.dataset, args.elem, args.iters, args.warmup
+                "# ccoll-bench --op {} --codec {} ranks={ranks} dataset={} type={} iters={} warmup={} device={} ({device})",
+                args.op, args.codec, args.dataset, args.elem, args.iters, args.warmup, args.device
             );
             println!(
                 "{:<15} {:<8} {:>12} {:>12} {:>12} {:>12} {:>8} {:>11} {:>11} {:>8}",

@@ -115,4 +115,97 @@ impl<T: Value> Workload<T> {
             }
         }))
     }
+
+    /// [`Workload::run`] on device buffers (`--device cuda`): the inputs are uploaded
+    /// and the results downloaded outside the call, the call itself runs on device
+    /// buffers with `cfg`'s backend (CUDA). The same schedule and result as `run`.
+    #[cfg(feature = "cuda")]
+    pub fn run_device(&self, world: &SimpleCommunicator, cfg: &CollConfig) -> Result<Option<(Vec<T>, CollStats)>> {
+        use collectives::DeviceCollectives;
+        let (p, rank) = (world.size() as usize, world.rank() as usize);
+        let (n, root, sum) = (self.n, self.root, ReduceOp::Sum);
+        let x = up(&self.input)?;
+        let zeros = |len: usize| up(&vec![T::default(); len]);
+        let at_root = |len: usize| if rank == root { len } else { 0 };
+        let (out, st) = match self.op {
+            CollOp::Allreduce => {
+                let mut out = zeros(n)?;
+                let st = world.d_allreduce(&x, &mut out, sum, cfg)?;
+                (out, st)
+            }
+            CollOp::ReduceScatter => {
+                let mut out = zeros(self.counts[rank])?;
+                let st = world.d_reduce_scatter(&x, &mut out, &self.counts, sum, cfg)?;
+                (out, st)
+            }
+            CollOp::Reduce => {
+                let mut out = zeros(at_root(n))?;
+                let st = world.d_reduce(&x, &mut out, root, sum, cfg)?;
+                (out, st)
+            }
+            CollOp::Bcast => {
+                let mut buf = if rank == root { x } else { zeros(n)? };
+                let st = world.d_bcast(&mut buf, root, cfg)?;
+                (buf, st)
+            }
+            CollOp::Scatter => {
+                let mut out = zeros(n)?;
+                let st = world.d_scatter(&x, &mut out, root, cfg)?;
+                (out, st)
+            }
+            CollOp::Gather => {
+                let mut out = zeros(at_root(n * p))?;
+                let st = world.d_gather(&x, &mut out, root, cfg)?;
+                (out, st)
+            }
+            CollOp::Allgather => {
+                let mut out = zeros(n * p)?;
+                let st = world.d_allgather(&x, &mut out, cfg)?;
+                (out, st)
+            }
+            CollOp::Alltoall => {
+                let mut out = zeros(n * p)?;
+                let st = world.d_alltoall(&x, &mut out, cfg)?;
+                (out, st)
+            }
+            CollOp::P2p => {
+                let partner = rank ^ 1;
+                if partner >= p {
+                    return Ok(None);
+                }
+                let mut got = zeros(n)?;
+                if rank % 2 == 0 {
+                    let sent = world.d_send(partner, &x, 1, cfg);
+                    let back = world.d_recv(partner, &mut got, 2, cfg);
+                    (x, back.and(sent)?)
+                } else {
+                    let st = world.d_recv(partner, &mut got, 1, cfg);
+                    let echo = world.d_send(partner, &got, 2, cfg);
+                    (got, st.and(echo)?)
+                }
+            }
+        };
+        Ok(Some((down(&out)?, st)))
+    }
+}
+
+/// A device copy of `host`, complete when this returns (cust copies pageable memory on
+/// the legacy stream, which the collectives' stream does not wait for).
+#[cfg(feature = "cuda")]
+fn up<T: Value>(host: &[T]) -> Result<cust::memory::DeviceBuffer<T>> {
+    let fail = |e: cust::error::CudaError| collectives::CollError::Config(format!("device upload: {e}"));
+    let d = cust::memory::DeviceBuffer::from_slice(host).map_err(fail)?;
+    cust::context::CurrentContext::synchronize().map_err(fail)?;
+    Ok(d)
+}
+
+/// A host copy of `dev`.
+#[cfg(feature = "cuda")]
+fn down<T: Value>(dev: &cust::memory::DeviceSlice<T>) -> Result<Vec<T>> {
+    use cust::memory::CopyDestination;
+    let mut host = vec![T::default(); dev.len()];
+    if !host.is_empty() {
+        dev.copy_to(&mut host[..]).map_err(|e| collectives::CollError::Config(format!("device download: {e}")))?;
+    }
+    Ok(host)
 }

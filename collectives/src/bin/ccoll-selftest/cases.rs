@@ -9,7 +9,11 @@ use collectives::{
     Value,
 };
 
+#[cfg(feature = "cuda")]
+use crate::device::{down, up};
 use crate::suite::Suite;
+#[cfg(feature = "cuda")]
+use collectives::DeviceCollectives;
 
 /// Inputs: slices of smooth fields, one field per rank and one shared by all ranks.
 pub struct Inputs {
@@ -105,6 +109,12 @@ pub fn run<T: Value>(s: &mut Suite, inputs: &Inputs, case: &Case, salt: usize) -
                 } else {
                     s.world.c_allreduce(&x, &mut got, op, &cfg)?
                 };
+                #[cfg(feature = "cuda")]
+                s.on_device(&name, &cfg, &got, &st, |w, d| {
+                    let (dx, mut dgot) = (up(&x)?, up(&x)?);
+                    let st = if case.in_place { w.d_allreduce_in_place(&mut dgot, op, d)? } else { w.d_allreduce(&dx, &mut dgot, op, d)? };
+                    Ok((down(&dgot)?, st))
+                });
                 (got, want, mag, st)
             }
             CollOp::ReduceScatter => {
@@ -122,6 +132,12 @@ pub fn run<T: Value>(s: &mut Suite, inputs: &Inputs, case: &Case, salt: usize) -
                 }
                 let mut got = vec![T::default(); counts[rank]];
                 let st = s.world.c_reduce_scatter(&x, &mut got, &counts, op, &cfg)?;
+                #[cfg(feature = "cuda")]
+                s.on_device(&name, &cfg, &got, &st, |w, d| {
+                    let (dx, mut dgot) = (up(&x)?, up(&vec![T::default(); counts[rank]])?);
+                    let st = w.d_reduce_scatter(&dx, &mut dgot, &counts, op, d)?;
+                    Ok((down(&dgot)?, st))
+                });
                 (got, want, mag, st)
             }
             CollOp::Reduce => {
@@ -134,6 +150,12 @@ pub fn run<T: Value>(s: &mut Suite, inputs: &Inputs, case: &Case, salt: usize) -
                     s.world.c_reduce(&abs_x, &mut mag, root, op, &mpi)?;
                 }
                 let st = s.world.c_reduce(&x, &mut got, root, op, &cfg)?;
+                #[cfg(feature = "cuda")]
+                s.on_device(&name, &cfg, &got, &st, |w, d| {
+                    let (dx, mut dgot) = (up(&x)?, up(&vec![T::default(); len])?);
+                    let st = w.d_reduce(&dx, &mut dgot, root, op, d)?;
+                    Ok((down(&dgot)?, st))
+                });
                 (got, want, mag, st)
             }
             CollOp::Bcast => {
@@ -142,7 +164,15 @@ pub fn run<T: Value>(s: &mut Suite, inputs: &Inputs, case: &Case, salt: usize) -
                     note(&want);
                 }
                 let mut got = if rank == root { want.clone() } else { vec![T::default(); n] };
+                #[cfg(feature = "cuda")]
+                let initial = got.clone();
                 let st = s.world.c_bcast(&mut got, root, &cfg)?;
+                #[cfg(feature = "cuda")]
+                s.on_device(&name, &cfg, &got, &st, |w, d| {
+                    let mut dgot = up(&initial)?;
+                    let st = w.d_bcast(&mut dgot, root, d)?;
+                    Ok((down(&dgot)?, st))
+                });
                 (got, want, Vec::new(), st)
             }
             CollOp::Scatter => {
@@ -151,6 +181,12 @@ pub fn run<T: Value>(s: &mut Suite, inputs: &Inputs, case: &Case, salt: usize) -
                 let (mut want, mut got) = (vec![T::default(); block], vec![T::default(); block]);
                 s.world.c_scatter(&send, &mut want, root, &mpi)?;
                 let st = s.world.c_scatter(&send, &mut got, root, &cfg)?;
+                #[cfg(feature = "cuda")]
+                s.on_device(&name, &cfg, &got, &st, |w, d| {
+                    let (dsend, mut dgot) = (up(&send)?, up(&vec![T::default(); block])?);
+                    let st = w.d_scatter(&dsend, &mut dgot, root, d)?;
+                    Ok((down(&dgot)?, st))
+                });
                 (got, want, Vec::new(), st)
             }
             CollOp::Gather => {
@@ -160,6 +196,12 @@ pub fn run<T: Value>(s: &mut Suite, inputs: &Inputs, case: &Case, salt: usize) -
                 let (mut want, mut got) = (vec![T::default(); len], vec![T::default(); len]);
                 s.world.c_gather(&mine, &mut want, root, &mpi)?;
                 let st = s.world.c_gather(&mine, &mut got, root, &cfg)?;
+                #[cfg(feature = "cuda")]
+                s.on_device(&name, &cfg, &got, &st, |w, d| {
+                    let (dmine, mut dgot) = (up(&mine)?, up(&vec![T::default(); len])?);
+                    let st = w.d_gather(&dmine, &mut dgot, root, d)?;
+                    Ok((down(&dgot)?, st))
+                });
                 (got, want, Vec::new(), st)
             }
             CollOp::Allgather => {
@@ -174,6 +216,16 @@ pub fn run<T: Value>(s: &mut Suite, inputs: &Inputs, case: &Case, salt: usize) -
                 } else {
                     s.world.c_allgather(&mine, &mut got, &cfg)?
                 };
+                #[cfg(feature = "cuda")]
+                s.on_device(&name, &cfg, &got, &st, |w, d| {
+                    let mut initial = vec![T::default(); block * p];
+                    if case.in_place {
+                        initial[rank * block..(rank + 1) * block].copy_from_slice(&mine);
+                    }
+                    let (dmine, mut dgot) = (up(&mine)?, up(&initial)?);
+                    let st = if case.in_place { w.d_allgather_in_place(&mut dgot, d)? } else { w.d_allgather(&dmine, &mut dgot, d)? };
+                    Ok((down(&dgot)?, st))
+                });
                 (got, want, Vec::new(), st)
             }
             CollOp::Alltoall => {
@@ -183,6 +235,12 @@ pub fn run<T: Value>(s: &mut Suite, inputs: &Inputs, case: &Case, salt: usize) -
                 s.world.c_alltoall(&send, &mut want, &mpi)?;
                 let mut got = vec![T::default(); block * p];
                 let st = s.world.c_alltoall(&send, &mut got, &cfg)?;
+                #[cfg(feature = "cuda")]
+                s.on_device(&name, &cfg, &got, &st, |w, d| {
+                    let (dsend, mut dgot) = (up(&send)?, up(&vec![T::default(); block * p])?);
+                    let st = w.d_alltoall(&dsend, &mut dgot, d)?;
+                    Ok((down(&dgot)?, st))
+                });
                 (got, want, Vec::new(), st)
             }
             CollOp::P2p => {
@@ -203,6 +261,20 @@ pub fn run<T: Value>(s: &mut Suite, inputs: &Inputs, case: &Case, salt: usize) -
                     let echo = s.world.c_send(partner, &got, 6, &cfg);
                     echo.and(st)?
                 };
+                #[cfg(feature = "cuda")]
+                s.on_device(&name, &cfg, &got, &st, |w, d| {
+                    let (dwant, mut dgot) = (up(&want)?, up(&vec![T::default(); n])?);
+                    let st = if rank % 2 == 0 {
+                        let sent = w.d_send(partner, &dwant, 5, d);
+                        let back = w.d_recv(partner, &mut dgot, 6, d);
+                        sent.and(back)?
+                    } else {
+                        let st = w.d_recv(partner, &mut dgot, 5, d);
+                        let echo = w.d_send(partner, &dgot, 6, d);
+                        echo.and(st)?
+                    };
+                    Ok((down(&dgot)?, st))
+                });
                 (got, want, Vec::new(), st)
             }
         }))

@@ -7,11 +7,16 @@
 //! launcher put in `CCOLL_ALGORITHM` (`bcast=mpi,allreduce=ring`, or an unusable
 //! value), and `ccoll-selftest --absent-rank` that the watchdog (`CCOLL_TIMEOUT`) ends a
 //! job whose rank 1 never joins; `--panic-after-finalize` panics after `MPI_Finalize`
-//! (the panic hook must leave MPI alone then). Every rank prints `ccoll-selftest: rank R of P: C
+//! (the panic hook must leave MPI alone then). `ccoll-selftest --device --codecs ...`
+//! (feature `cuda`, run by `collectives/tests/device_mpirun.rs`) runs the smaller device
+//! matrix: every case also on device buffers with the CUDA backend, which must match the
+//! host run bit for bit. Every rank prints `ccoll-selftest: rank R of P: C
 //! cases, F failures` last and exits non-zero if it saw a failure.
 
 mod cases;
 mod hier;
+#[cfg(feature = "cuda")]
+mod device;
 mod misuse;
 mod suite;
 
@@ -68,6 +73,14 @@ fn main() {
         environment_override(&mut s, &case);
     } else if args.iter().any(|a| a == "--absent-rank") {
         absent_rank(&mut s);
+    } else if args.iter().any(|a| a == "--device") {
+        s.device = cfg!(feature = "cuda");
+        s.expect(s.device, || "--device needs ccoll-selftest built with the `cuda` feature".into());
+        if s.device {
+            device_matrix(&mut s, &arg("--codecs").unwrap_or_else(|| "raw".into()));
+            let launches = s.device_launches;
+            s.expect(launches > 0, || "the device matrix launched no kernel".into());
+        }
     } else {
         matrix(&mut s, &arg("--codecs").unwrap_or_else(|| "raw".into()), arg("--large"));
     }
@@ -134,6 +147,42 @@ fn matrix(s: &mut Suite, specs: &str, large: Option<String>) {
             misuse::run(s, &setting.cfg);
             hier::run(s, &setting.cfg, &setting.label);
             nonfinite(s, &setting.cfg, &setting.label);
+        }
+    }
+}
+
+/// The device matrix (`--device`): every operation and algorithm for every codec
+/// setting on sizes 0, 1, odd and several pipeline chunks (small: the emulated device
+/// interprets the kernels), f32 and f64, one other operator and the in-place forms. Each
+/// case checks the host run as [`matrix`] does, then the device run against it.
+fn device_matrix(s: &mut Suite, specs: &str) {
+    let inputs = Inputs::new(70_000, s.rank);
+    for (si, setting) in settings(specs).iter().enumerate() {
+        let mut salt = si * 100;
+        let mut case = |s: &mut Suite, op: CollOp, reduce: ReduceOp, algorithm: Algorithm, n: usize, in_place: bool, wide: bool| {
+            salt += 1;
+            let case = Case { op, reduce, algorithm, n, cfg: &setting.cfg, label: &setting.label, in_place };
+            if wide {
+                cases::run::<f64>(s, &inputs, &case, salt);
+            } else {
+                cases::run::<f32>(s, &inputs, &case, salt);
+            }
+        };
+        for op in CollOp::ALL {
+            for &algorithm in op.algorithms() {
+                // 0 and 1 value, odd, and (4000-byte chunks) several pipeline chunks.
+                for n in [0, 1, 1001, 9001] {
+                    case(s, op, ReduceOp::Sum, algorithm, n, false, false);
+                }
+                case(s, op, ReduceOp::Sum, algorithm, 1001, false, true);
+            }
+        }
+        for algorithm in CollOp::Allreduce.algorithms() {
+            case(s, CollOp::Allreduce, ReduceOp::Max, *algorithm, 1001, false, false);
+            case(s, CollOp::Allreduce, ReduceOp::Sum, *algorithm, 1001, true, false);
+        }
+        for algorithm in CollOp::Allgather.algorithms() {
+            case(s, CollOp::Allgather, ReduceOp::Sum, *algorithm, 1001, true, false);
         }
     }
 }

@@ -13,12 +13,16 @@ pub struct Suite {
     pub p: usize,
     pub cases: usize,
     pub failures: Vec<String>,
+    /// Run every case on device buffers too (`--device`, feature `cuda`).
+    pub device: bool,
+    /// Kernel launches of the device runs.
+    pub device_launches: u64,
 }
 
 impl Suite {
     pub fn new(world: SimpleCommunicator) -> Self {
         let (rank, p) = (world.rank() as usize, world.size() as usize);
-        Suite { world, rank, p, cases: 0, failures: Vec::new() }
+        Suite { world, rank, p, cases: 0, failures: Vec::new(), device: false, device_launches: 0 }
     }
 
     /// Records a failure unless `ok`.
