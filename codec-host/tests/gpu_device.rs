@@ -240,6 +240,14 @@ fn corrupt_cases(gpu: &CudaBackend) {
         let d = gpu.compress(codec, &bad, Shape::d1(bad.len()));
         assert_eq!(d, Err(Error::NonFinite { index: 1234 }), "{codec:?}");
     }
+    // A finite value zfp would decode as infinity is refused as on the CPU.
+    let mut big = data.clone();
+    big[777] = 2f32.powi(126);
+    for codec in &codecs()[..2] {
+        let want = codec.compress(&big, Shape::d1(big.len()));
+        assert!(matches!(want, Err(Error::NearOverflow { index: 777, .. })), "{codec:?}: {want:?}");
+        assert_eq!(gpu.compress(codec, &big, Shape::d1(big.len())), want, "{codec:?}");
+    }
 }
 
 #[test]

@@ -360,6 +360,11 @@ impl CudaBackend {
         shape: Shape,
     ) -> Result<PendingCompress<'static, T>> {
         check_len(&shape, data.len())?;
+        if matches!(codec, Codec::ZfpFixedRate { .. } | Codec::ZfpFixedAccuracy { .. }) {
+            // As on the CPU: values zfp would decode as infinities are refused
+            // (Error::NearOverflow), not coded. Device arrays are not checked (see docs/gpu.md).
+            crate::zfp::check_codable(data, crate::CpuExecutor::global())?;
+        }
         let d = self.upload_on(stream, data)?;
         let q = match codec {
             Codec::ZfpFixedRate { .. } | Codec::ZfpFixedAccuracy { .. } => self.zfp_queue(stream, codec, &d, shape)?,
