@@ -68,6 +68,15 @@ fn dptr<T: DeviceCopy>(s: &DeviceSlice<T>) -> DevicePtr<T> {
 const BLOCK: u32 = 256;
 /// Resident blocks per multiprocessor a grid-stride launch asks for; more only queue.
 const BLOCKS_PER_SM: u32 = 16;
+/// Threads per block of the codec launches, one thread per codec block (cuZFP's choice
+/// for ZFP, kept for SZx).
+const CODEC_BLOCK: u32 = 128;
+
+/// Grid for `nblocks` codec blocks, one thread each.
+fn codec_grid(nblocks: usize) -> (u32, u32) {
+    let cfg = LaunchConfig::for_items(nblocks, CODEC_BLOCK);
+    (cfg.grid_dim, cfg.block_dim)
+}
 
 /// Wraps a driver error with what was being done.
 pub(crate) fn gpu(what: &'static str) -> impl Fn(CudaError) -> Error {

@@ -8,20 +8,16 @@
 
 use cust::memory::{CopyDestination, DeviceSlice};
 
-use codec_kernels::grid::LaunchConfig;
 use codec_kernels::kernels::{
     DevicePtr, SzxCodedFlags, SzxCodedFlagsParams, SzxDecodeKernel, SzxDecodeParams, SzxPayloadLensKernel, SzxPayloadLensParams, SzxPlanKernel,
     SzxPlanParams, SzxWriteKernel, SzxWriteParams,
 };
 
 use super::pending::{Format, InFlight, Length, Queued};
-use super::{dptr, gpu, CudaBackend, DeviceStream, GpuElement, GpuStream, PendingCompress, PendingDecompress};
+use super::{codec_grid, dptr, gpu, CudaBackend, DeviceStream, GpuElement, GpuStream, PendingCompress, PendingDecompress};
 use crate::szx::{self, ErrorBound, SzxHeader, SzxOptions, HEADER_LEN};
 use crate::zfp::words::words_from_bytes;
 use crate::{Codec, CpuExecutor, Error, Result, Shape};
-
-/// Threads per block of the SZx launches.
-const SZX_BLOCK: u32 = 128;
 
 /// The bound, layout options and pipelining of an SZx codec, as the CPU path uses them.
 fn szx_setup(codec: &Codec) -> Result<(ErrorBound, SzxOptions, bool)> {
@@ -39,10 +35,6 @@ pub(super) fn prepare_host<T: GpuElement>(codec: &Codec, data: &[T], shape: Shap
     Ok(szx::prepare(data, shape, bound, &opts, pipelined, CpuExecutor::global())?.0)
 }
 
-fn szx_grid(nblocks: usize) -> (u32, u32) {
-    let cfg = LaunchConfig::for_items(nblocks, SZX_BLOCK);
-    (cfg.grid_dim, cfg.block_dim)
-}
 
 impl CudaBackend {
     /// Queues the SZx compression (plain or pipelined, as `codec` says) of `data` on
@@ -96,7 +88,7 @@ impl CudaBackend {
         let sizes = self.zeroed_on::<u32>(stream, nblocks)?;
         let coded = self.zeroed_on::<u32>(stream, nblocks)?;
         let status = self.zeroed_on::<u32>(stream, 1)?;
-        let (grid, tpb) = szx_grid(nblocks);
+        let (grid, tpb) = codec_grid(nblocks);
         let p = SzxPlanParams {
             data: dptr(data), n, block, chunk_blocks, e, states: dptr(&states), sizes: dptr(&sizes), coded: dptr(&coded), n_blocks: nblocks,
         };
@@ -150,7 +142,7 @@ impl CudaBackend {
         let coded = self.zeroed_on::<u32>(stream, nblocks)?;
         let lens = self.zeroed_on::<u32>(stream, nblocks)?;
         let status = self.zeroed_on::<u32>(stream, 1)?;
-        let (grid, tpb) = szx_grid(nblocks);
+        let (grid, tpb) = codec_grid(nblocks);
         let (stream_len, chunk_starts, n_starts, st) = (input.len(), dptr(&starts), chunks + 1, dptr(&status));
         let p = SzxCodedFlagsParams { stream: bytes, stream_len, n, block, chunk_blocks, chunk_starts, n_starts, coded: dptr(&coded), n_blocks: nblocks, status: st };
         // SAFETY: every pointer is a live buffer of the length beside it (`input` and

@@ -10,7 +10,6 @@
 use cust::memory::DeviceSlice;
 
 use codec_kernels::bitstream::BitWriter;
-use codec_kernels::grid::LaunchConfig;
 use codec_kernels::kernels::{
     ZfpAccCompact, ZfpAccCompactParams, ZfpAccDecodeKernel, ZfpAccDecodeParams, ZfpAccIndexKernel, ZfpAccIndexParams, ZfpAccSlotsKernel,
     ZfpAccSlotsParams, ZfpRateDecodeKernel, ZfpRateDecodeParams, ZfpRateEncodeKernel, ZfpRateEncodeParams,
@@ -19,13 +18,10 @@ use codec_kernels::zfp::variable::max_block_bits;
 use codec_kernels::zfp::{Field, Params, D1, D2, D3};
 
 use super::pending::{Format, InFlight, Length, Queued};
-use super::{check_len, dptr, CudaBackend, DeviceStream, GpuElement, GpuStream, PendingCompress, PendingDecompress};
+use super::{check_len, codec_grid, dptr, CudaBackend, DeviceStream, GpuElement, GpuStream, PendingCompress, PendingDecompress};
 use crate::zfp::layout::field_of;
 use crate::zfp::{params_for, Header};
 use crate::{Codec, Error, Result, Shape};
-
-/// Threads per block of the ZFP launches (cuZFP's choice).
-const ZFP_BLOCK: u32 = 128;
 
 /// Launches the kernel that selection trait `$sel` picks for `$t` in `$dims` dimensions.
 macro_rules! launch_by_dims {
@@ -56,10 +52,6 @@ fn block_bound<T: GpuElement>(p: &Params, dims: usize) -> usize {
     }
 }
 
-fn zfp_grid(nblocks: usize) -> (u32, u32) {
-    let cfg = LaunchConfig::for_items(nblocks, ZFP_BLOCK);
-    (cfg.grid_dim, cfg.block_dim)
-}
 
 impl CudaBackend {
     /// Queues the ZFP compression of `data` (on the device, shape `shape`) on `stream`.
@@ -86,7 +78,7 @@ impl CudaBackend {
         let (minbits, maxbits, maxprec, minexp) = (p.minbits, p.maxbits, p.maxprec, p.minexp);
         let header_bits = header.bits();
         let status = self.zeroed_on::<u32>(stream, 1)?;
-        let (grid, block) = zfp_grid(nblocks);
+        let (grid, block) = codec_grid(nblocks);
         let n = data.len();
         let fixed_rate = p.minbits == p.maxbits;
         // Fixed rate: the stream's exact size. Fixed accuracy: every block at its bound.
@@ -150,7 +142,7 @@ impl CudaBackend {
         let (words, n_words) = (dptr(input.words()), input.len().div_ceil(8));
         let status = self.zeroed_on::<u32>(stream, 1)?;
         let st = dptr(&status);
-        let (grid, block) = zfp_grid(nblocks);
+        let (grid, block) = codec_grid(nblocks);
         let mut keep: Vec<Box<dyn std::any::Any>> = Vec::new();
         if p.minbits == p.maxbits {
             let params = ZfpRateDecodeParams { words, n_words, nx, ny, nz, minbits, maxbits, maxprec, minexp, header_bits, out: dptr(out), n, status: st };
