@@ -170,7 +170,7 @@ fn model_report(csv: &std::path::Path, shape: &Shape, efficiency: f64, backgroun
     if text.trim().is_empty() {
         return Err(String::from_utf8_lossy(&out.stderr).into_owned());
     }
-    // A non-zero exit only says some point is off by more than 25%: keep the report.
+    // A non-zero exit only says some point is off by more than 15%: keep the report.
     Ok(text)
 }
 
