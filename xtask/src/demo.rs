@@ -54,6 +54,9 @@ struct RunCost {
 }
 
 pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
+    // Other work on the machine, read before this command's own build adds to the
+    // 1-minute average: the model's background load.
+    let load_before = load_average();
     let program = match &a.program {
         Some(p) => p.clone(),
         None => {
@@ -63,7 +66,6 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
     };
     let out = if a.out.is_absolute() { a.out.clone() } else { workspace::root().join(&a.out) };
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let load_before = load_average();
     let (topo, link) = a.shape.topology();
     let cluster = Cluster::up(topo, link)?;
     println!("cluster up: {}", cluster.describe());
@@ -118,7 +120,7 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
     let mut report = String::new();
     let _ = writeln!(
         report,
-        "cluster: {description}\nlink probe: rtt {:.1} us, {:.1} MB/s payload\nmachine load average (1 min) before: {load_before}, after: {}\n",
+        "cluster: {description}\nlink probe: rtt {:.1} us, {:.1} MB/s payload\nmachine load average (1 min) before the build: {load_before}, after the run: {}\n",
         probe.rtt.as_secs_f64() * 1e6,
         probe.bytes_per_s / 1e6,
         load_average()
