@@ -343,12 +343,10 @@ impl ModelParams {
             codec_call_s: self.codec_call_s,
             reduce_bytes_per_s: self.reduce_bytes_per_s,
             ratio: self.ratio,
-            host_cores: 1.0,
-            ranks_per_host: 1,
-            background_load: 0.0,
             group_ranks: group_ranks.max(1),
             intra_bytes_per_s: self.intra_bytes_per_s,
             intra_alpha_s: self.intra_latency_s,
+            ..Params::IDEAL
         }
     }
 }
