@@ -23,7 +23,7 @@ pub mod tolerance;
 
 pub use coding::{BlockKind, MAX_BLOCK_SIZE};
 pub use decode::{decode_block, payload_len, BlockError};
-pub use encode::encode_block;
-pub use plan::{plan_block, BlockPlan};
+pub use encode::{encode_block, max_payload_len};
+pub use plan::{plan_block, plan_encode_block, BlockPlan};
 pub use scalar::SzxFloat;
 pub use tolerance::Tolerance;
