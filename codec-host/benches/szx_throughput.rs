@@ -7,7 +7,11 @@
 //! only our side is measured, and the output says so. `CCOLL_SZX_BENCH_REPS` sets the
 //! repetitions (median kept, default 5), `CCOLL_SZX_BENCH_QUICK=1` uses fields of 1 Mi
 //! values instead of the full sizes, `CCOLL_SZX_BENCH_DATA=a,b` picks fields.
-//! See `docs/benchmarks-szx.md`.
+//!
+//! Decompression is timed twice per side: into a fresh mapping (page faults included:
+//! the C decoder's own malloc, our `vec![0; n]`), and into touched memory (our reused
+//! output; the C decoder's malloc set to recycle what its previous call freed), so
+//! neither side pays a cost the other does not. See `docs/benchmarks-szx.md`.
 
 use std::hint::black_box;
 
