@@ -129,6 +129,11 @@ impl<'a, T: Element> Encoder<'a, T> {
         }
         let xs = &self.data[self.header.chunk_values(index)];
         let block = self.header.block_size;
+        if exec.threads() == 1 {
+            if let Some(len) = frame::write_frame_fused(xs, block, &self.tol, out)? {
+                return Ok(len);
+            }
+        }
         let plans = &mut self.plans[..xs.len().div_ceil(block)];
         frame::plan_blocks(xs, block, &self.tol, plans, exec);
         let needed = frame::frame_len(plans);
