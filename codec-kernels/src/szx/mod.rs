@@ -17,6 +17,7 @@ pub mod coding;
 pub mod decode;
 pub mod encode;
 pub mod plan;
+pub mod reduce;
 pub mod scalar;
 pub mod stats;
 pub mod tolerance;
