@@ -134,7 +134,7 @@ fn mismatched_operands_are_rejected() {
         assert!(matches!(reduce::reduce::<f32>(ReduceOp::Sum, &a, other, 1e-3), Err(Error::BadDims(_))));
     }
     assert!(matches!(reduce::reduce::<f32>(ReduceOp::Sum, &a, &wide, 1e-3), Err(Error::TypeMismatch { .. })));
-    assert!(matches!(reduce::reduce::<f64>(ReduceOp::Sum, &wide, &wide, 1e-3), Ok(_)));
+    assert!(reduce::reduce::<f64>(ReduceOp::Sum, &wide, &wide, 1e-3).is_ok());
     assert!(matches!(reduce::reduce::<f32>(ReduceOp::Prod, &a, &a, 1e-3), Err(Error::ParamOutOfRange(_))));
     for tol in [-1.0, f64::NAN, f64::INFINITY] {
         assert!(matches!(reduce::reduce::<f32>(ReduceOp::Sum, &a, &a, tol), Err(Error::ParamOutOfRange(_))));

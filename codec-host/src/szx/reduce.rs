@@ -32,6 +32,7 @@ use codec_kernels::szx::{BlockError, Tolerance};
 
 use super::frame::block_len;
 use super::header::{SzxHeader, CHUNK_ENTRY_LEN, HEADER_LEN};
+use super::isa::multiversion;
 use crate::elementwise::ReduceOp;
 use crate::{BackendElem, Error, Result};
 
@@ -84,7 +85,13 @@ pub fn reduce<T: BackendElem>(op: ReduceOp, a: &[u8], b: &[u8], tolerance: f64) 
     let (lens_b, _) = hb.chunk_lens(b)?;
     let tol = Tolerance::<T>::from_f64(tolerance);
     let block = ha.block_size;
-    let mut scratch = Scratch { va: vec![T::default(); block], vb: vec![T::default(); block], payload: vec![0u8; block * T::BYTES] };
+    let mut scratch = Scratch {
+        va: vec![T::default(); block],
+        vb: vec![T::default(); block],
+        payload: vec![0u8; block * T::BYTES],
+        sizes: Vec::new(),
+        payloads: Vec::new(),
+    };
     let mut out = Vec::with_capacity(a.len().max(b.len()));
     out.resize(ha.prefix_len(), 0);
     let mut summary = ReduceSummary::default();
@@ -93,7 +100,8 @@ pub fn reduce<T: BackendElem>(op: ReduceOp, a: &[u8], b: &[u8], tolerance: f64) 
         let (fa, fb) = (&a[at_a..at_a + la], &b[at_b..at_b + lb]);
         (at_a, at_b) = (at_a + la, at_b + lb);
         let start = out.len();
-        reduce_chunk(op, i, [fa, fb], ha.chunk_values(i).len(), block, &tol, &mut scratch, &mut out, &mut summary)?;
+        let job = ChunkJob { op, chunk: i, frames: [fa, fb], values: ha.chunk_values(i).len(), block, tol: &tol };
+        reduce_chunk(job, &mut scratch, &mut out, &mut summary)?;
         let len = u32::try_from(out.len() - start).map_err(|_| Error::Corrupt(format!("SZx chunk {i}: reduced chunk over 4 GiB")))?;
         let entry = HEADER_LEN + CHUNK_ENTRY_LEN * i;
         out[entry..entry + CHUNK_ENTRY_LEN].copy_from_slice(&len.to_le_bytes());
@@ -111,43 +119,52 @@ pub fn reduce<T: BackendElem>(op: ReduceOp, a: &[u8], b: &[u8], tolerance: f64) 
     Ok(Reduced { stream: out, summary })
 }
 
-/// Per-block buffers: both operands' decoded values, and the reduced payload.
+/// Buffers reused across blocks and chunks: both operands' decoded values, a reduced
+/// payload, and a chunk's size table and payloads.
 struct Scratch<T> {
     va: Vec<T>,
     vb: Vec<T>,
     payload: Vec<u8>,
+    sizes: Vec<u8>,
+    payloads: Vec<u8>,
 }
 
-/// Reduces the frames of chunk `chunk` (of `values` values) of both operands and
-/// appends the reduced frame to `out`.
-#[allow(clippy::too_many_arguments)]
-fn reduce_chunk<T: BackendElem>(
+/// One chunk of both operands to reduce.
+struct ChunkJob<'a, T: BackendElem> {
     op: ReduceOp,
     chunk: usize,
-    frames: [&[u8]; 2],
+    frames: [&'a [u8]; 2],
+    /// Values in the chunk, in blocks of `block`.
     values: usize,
     block: usize,
-    tol: &Tolerance<T>,
-    s: &mut Scratch<T>,
-    out: &mut Vec<u8>,
-    summary: &mut ReduceSummary,
-) -> Result<()> {
-    let blocks = values.div_ceil(block);
-    let mut ca = FrameCursor::new(chunk, frames[0], blocks)?;
-    let mut cb = FrameCursor::new(chunk, frames[1], blocks)?;
+    tol: &'a Tolerance<T>,
+}
+
+multiversion! {
+    /// Reduces the frames of one chunk of both operands and appends the reduced frame
+    /// to `out`.
+    fn reduce_chunk<T: crate::BackendElem>(job: ChunkJob<'_, T>, s: &mut Scratch<T>, out: &mut Vec<u8>, summary: &mut ReduceSummary) -> Result<()> = reduce_chunk_body;
+}
+
+#[inline(always)]
+fn reduce_chunk_body<T: BackendElem>(job: ChunkJob<'_, T>, s: &mut Scratch<T>, out: &mut Vec<u8>, summary: &mut ReduceSummary) -> Result<()> {
+    let (chunk, block) = (job.chunk, job.block);
+    let blocks = job.values.div_ceil(block);
+    let mut ca = FrameCursor::new(chunk, job.frames[0], blocks)?;
+    let mut cb = FrameCursor::new(chunk, job.frames[1], blocks)?;
     let states_at = out.len();
     out.resize(states_at + blocks, 0);
-    let mut sizes = Vec::new();
-    let mut payloads = Vec::new();
+    s.sizes.clear();
+    s.payloads.clear();
     for j in 0..blocks {
-        let n = (values - j * block).min(block);
+        let n = (job.values - j * block).min(block);
         let (pa, pb) = (ca.next::<T>(j, n)?, cb.next::<T>(j, n)?);
-        let r = reduce_block(op, pa, pb, tol, &mut s.va[..n], &mut s.vb[..n], &mut s.payload).map_err(|e| corrupt(chunk, j, e))?;
+        let r = reduce_block(job.op, pa, pb, job.tol, &mut s.va[..n], &mut s.vb[..n], &mut s.payload).map_err(|e| corrupt(chunk, j, e))?;
         out[states_at + j] = r.state;
         if is_coded(r.state) {
-            sizes.extend_from_slice(&(r.len as u16).to_le_bytes());
+            s.sizes.extend_from_slice(&(r.len as u16).to_le_bytes());
         }
-        payloads.extend_from_slice(&s.payload[..r.len]);
+        s.payloads.extend_from_slice(&s.payload[..r.len]);
         match r.outcome {
             Outcome::Copied => summary.copied += 1,
             Outcome::Exact => summary.exact += 1,
@@ -156,8 +173,8 @@ fn reduce_chunk<T: BackendElem>(
     }
     ca.finish()?;
     cb.finish()?;
-    out.extend_from_slice(&sizes);
-    out.extend_from_slice(&payloads);
+    out.extend_from_slice(&s.sizes);
+    out.extend_from_slice(&s.payloads);
     Ok(())
 }
 

@@ -23,7 +23,7 @@ pub mod stats;
 pub mod tolerance;
 
 pub use coding::{BlockKind, MAX_BLOCK_SIZE};
-pub use decode::{decode_block, payload_len, BlockError};
+pub use decode::{check_block, decode_block, payload_len, BlockError};
 pub use encode::encode_block;
 pub use plan::{plan_block, BlockPlan};
 pub use scalar::SzxFloat;

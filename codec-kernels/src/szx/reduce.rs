@@ -19,7 +19,7 @@
 //! coded again from `r` with the tolerance given, which adds at most `E`.
 
 use super::coding::{max_quant_bits, mode, state, BlockKind, Coding, Group, GROUP, MIN_QUANT_BITS, SIZE_ENTRY_BYTES};
-use super::decode::{decode_block, BlockError};
+use super::decode::{check_block, decode_block, BlockError};
 use super::encode::encode_block;
 use super::plan::{plan_block, BlockPlan};
 use super::scalar::{pow2, round_to_uint, uint_to_float, Bits, SzxFloat};
@@ -57,8 +57,9 @@ pub struct ReducedBlock {
 /// Reduces blocks `a` and `b` of `va.len()` values (at most `MAX_BLOCK_SIZE`) with
 /// `op` (at least one value), writing the result's payload to the start of `out`, which must hold at least
 /// the raw values (`W * len` bytes; no block is larger). `va` and `vb` are scratch of the
-/// block's length; on return `va` holds the reduced values `r`. Requantized blocks are
+/// block's length. Requantized blocks are
 /// coded within `tol`. An operand that does not decode is an error, nothing else is.
+#[inline(always)]
 pub fn reduce_block<T: SzxFloat + ReduceElem>(
     op: ReduceOp,
     a: BlockRef<'_>,
@@ -72,23 +73,28 @@ pub fn reduce_block<T: SzxFloat + ReduceElem>(
     if n == 0 || vb.len() != n || out.len() < n * T::BYTES {
         return Err(BlockError::BadLength);
     }
-    decode_block(a.state, a.payload, va)?;
-    decode_block(b.state, b.payload, vb)?;
     let (ka, kb) = (BlockKind::parse::<T>(a.state), BlockKind::parse::<T>(b.state));
     if op == ReduceOp::Sum {
         let copy = match (ka, kb) {
-            (Some(BlockKind::Zero), _) => Some(b),
-            (_, Some(BlockKind::Zero)) => Some(a),
+            (Some(BlockKind::Zero), _) => Some((b, a)),
+            (_, Some(BlockKind::Zero)) => Some((a, b)),
             _ => None,
         };
-        // (A crafted coded block can be longer than raw values; it is coded again.)
-        if let Some(keep) = copy {
+        if let Some((keep, zero)) = copy {
+            if !zero.payload.is_empty() {
+                return Err(BlockError::BadLength);
+            }
+            // Checked as the decoder checks it. (A crafted coded block can be longer
+            // than raw values; that one is coded again.)
+            check_block::<T>(keep.state, keep.payload, n)?;
             if let Some(dst) = out.get_mut(..keep.payload.len()) {
                 dst.copy_from_slice(keep.payload);
                 return Ok(ReducedBlock { state: keep.state, len: keep.payload.len(), outcome: Outcome::Copied });
             }
         }
     }
+    decode_block(a.state, a.payload, va)?;
+    decode_block(b.state, b.payload, vb)?;
     for (x, &y) in va.iter_mut().zip(vb.iter()) {
         *x = combine(op, *x, y);
     }
@@ -136,6 +142,7 @@ pub fn reduce_block<T: SzxFloat + ReduceElem>(
 /// every value of `r` exactly, if there is one: each `|v| / 2^e` an integer below
 /// `2^(MANT - 1)`. Scaling by a power of two is exact here (an integer result is not
 /// subnormal), so the test is exact.
+#[inline(always)]
 fn fixed_point<T: SzxFloat>(r: &[T], e: i32) -> Option<Coding<T>> {
     let inv = pow2::<T>(-e);
     let qmax = max_quant_bits(T::MANT_BITS);
@@ -156,6 +163,7 @@ fn fixed_point<T: SzxFloat>(r: &[T], e: i32) -> Option<Coding<T>> {
 
 /// The plan of `r` coded with `c` (fixed point of unit `value`), or raw where that is
 /// not smaller, as the planner decides between the two.
+#[inline(always)]
 fn sized_plan<T: SzxFloat>(r: &[T], c: &Coding<T>, value: T) -> BlockPlan<T> {
     let mut g = Group::new();
     let mut size = c.head_len(r.len());
