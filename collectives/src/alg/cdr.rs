@@ -7,7 +7,8 @@
 //! where the format allows, see `codec_host::szx::reduce`); the reduced piece is at once
 //! sent on as a piece of step `s + 1`. After `p - 1` steps rank `r` holds block `r`,
 //! reduced and still compressed; the allgather forwards those pieces unchanged, and every
-//! rank decodes every block once.
+//! rank decodes each piece once, as it arrives (its own block's too, so that all ranks
+//! end with the same values).
 //!
 //! A value's path holds the `p` compressions of its inputs (their errors add, as the
 //! ring's partial sums add them up), plus one for every hop that coded its block again.
@@ -26,20 +27,12 @@ use crate::{ReduceOp, Value};
 /// Allreduce of `work` (this rank's input on entry, the result on exit) over `blocks`;
 /// returns the compressions on the path of any result value.
 pub(crate) fn allreduce<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &mut W, blocks: &Blocks, op: ReduceOp) -> u32 {
-    let (p, r) = (call.comm.size, call.comm.rank);
+    let p = call.comm.size;
     if p == 1 {
         return 0;
     }
     let (recoded, own) = reduce_scatter(call, &*work, blocks, op);
-    let frames = allgather::<T>(call, blocks, own);
-    let prev = call.comm.peer(-1);
-    for (b, block) in frames.iter().enumerate() {
-        let ranges = piece_ranges::<T>(call, blocks, b);
-        for (j, (frame, range)) in block.iter().zip(&ranges).enumerate() {
-            let want = call.expect::<T>(Some(j), Some(ranges.len()), range.len());
-            call.decode_at(if b == r { r } else { prev }, frame, &want, work, range.clone());
-        }
-    }
+    allgather(call, work, blocks, own);
     let ranks_recoding = call.comm.allgather_u64(u64::from(recoded)).iter().filter(|&&w| w != 0).count() as u32;
     p as u32 + ranks_recoding.min(p as u32 - 1)
 }
@@ -93,31 +86,35 @@ fn reduce_scatter<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &W, blo
 }
 
 /// Ring allgather of the reduced blocks' frames (`own`: block `rank`'s), each piece
-/// forwarded as soon as it arrives. Returns every block's frames.
-fn allgather<T: Value>(call: &mut Call, blocks: &Blocks, own: Vec<Rc<[u8]>>) -> Vec<Vec<Rc<[u8]>>> {
+/// forwarded as soon as it arrives and then decoded into `work` while the next ones are
+/// in flight; this rank's own block is decoded too, so that every rank ends with the
+/// same values.
+fn allgather<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &mut W, blocks: &Blocks, own: Vec<Rc<[u8]>>) {
     let (p, r) = (call.comm.size, call.comm.rank);
     let (next, prev) = (call.comm.peer(1), call.comm.peer(-1));
-    let mut frames: Vec<Vec<Rc<[u8]>>> = vec![Vec::new(); p];
     let mut sends: Vec<Pending> = Vec::new();
     let mine = piece_ranges::<T>(call, blocks, r);
     for (frame, range) in own.iter().zip(&mine) {
         sends.push(call.isend::<T>(next, TAG_GATHER_RING, frame.clone(), range.len()));
     }
-    frames[r] = own;
+    for (j, (frame, range)) in own.iter().zip(&mine).enumerate() {
+        let want = call.expect::<T>(Some(j), Some(mine.len()), range.len());
+        call.decode_at(r, frame, &want, work, range.clone());
+    }
     for t in 0..p - 1 {
         let block = (r + p - t - 1) % p;
         let ranges = piece_ranges::<T>(call, blocks, block);
         let mut recvs: Vec<Pending> = ranges.iter().map(|x| call.comm.irecv(prev, TAG_GATHER_RING, HEADER_LEN + x.len() * T::SIZE)).collect();
-        for (rx, range) in recvs.iter_mut().zip(&ranges) {
+        for (j, (rx, range)) in recvs.iter_mut().zip(&ranges).enumerate() {
             let frame: Rc<[u8]> = rx.take_bytes().into();
-            // Block r + 1 is the last to arrive, and the one the next rank started from.
+            // Block r + 1, the last to arrive, is the one the next rank started from.
             if t + 2 < p {
                 sends.push(call.isend::<T>(next, TAG_GATHER_RING, frame.clone(), range.len()));
             }
-            frames[block].push(frame);
+            let want = call.expect::<T>(Some(j), Some(ranges.len()), range.len());
+            call.decode_at(prev, &frame, &want, work, range.clone());
             test_all(&mut sends);
         }
     }
     wait_all(&mut sends);
-    frames
 }
