@@ -419,4 +419,30 @@ mod tests {
             assert_eq!(decode_block(plan.state, out, &mut back), Err(BlockError::BadCodes));
         }
     }
+    /// `check_block` accepts exactly what `decode_block` accepts, bytes flipped and cut.
+    #[test]
+    fn check_block_agrees_with_the_decoder() {
+        let x: [f32; 100] = core::array::from_fn(|i| if i % 6 == 0 { 0.0 } else { (i as f32 * 0.3).sin() * 5.0 });
+        let mut back = [0f32; 100];
+        for e in [0.0f32, 1e-3, 1e-1] {
+            let plan = plan_block(&x, &Tolerance::new(e));
+            let mut buf = [0u8; 400];
+            let out = &mut buf[..plan.size as usize];
+            assert!(encode_block(&x, &plan, out));
+            for at in 0..out.len() {
+                for bit in 0..8 {
+                    let mut m = [0u8; 400];
+                    m[..out.len()].copy_from_slice(out);
+                    m[at] ^= 1 << bit;
+                    for len in [out.len(), at] {
+                        let decoded = decode_block(plan.state, &m[..len], &mut back).is_ok();
+                        assert_eq!(check_block::<f32>(plan.state, &m[..len], 100).is_ok(), decoded, "E {e}, byte {at}, bit {bit}, {len} bytes");
+                    }
+                }
+            }
+            for state in 0..=255u8 {
+                assert_eq!(check_block::<f32>(state, out, 100).is_ok(), decode_block(state, out, &mut back).is_ok(), "state {state:#x}");
+            }
+        }
+    }
 }
