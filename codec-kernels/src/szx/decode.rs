@@ -419,6 +419,7 @@ mod tests {
             assert_eq!(decode_block(plan.state, out, &mut back), Err(BlockError::BadCodes));
         }
     }
+
     /// `check_block` accepts exactly what `decode_block` accepts, bytes flipped and cut.
     #[test]
     fn check_block_agrees_with_the_decoder() {
