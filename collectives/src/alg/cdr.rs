@@ -60,26 +60,21 @@ fn reduce_scatter<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &W, blo
         let block = (r + 2 * p - s - 2) % p;
         let ranges = piece_ranges::<T>(call, blocks, block);
         let mut recvs: Vec<Pending> = ranges.iter().map(|x| call.comm.irecv(prev, TAG_RING, HEADER_LEN + x.len() * T::SIZE)).collect();
-        // This rank's own pieces of the block, compressed while the partial ones arrive.
-        let mut own = Vec::with_capacity(ranges.len());
-        call.frames_each(work, &ranges, |j| j, ranges.len(), |_, _, frame| {
-            own.push(frame);
-            test_all(&mut sends);
-        });
         reduced = Vec::with_capacity(ranges.len());
-        for (j, (mine, rx)) in own.iter().zip(&mut recvs).enumerate() {
-            let bytes = rx.take_bytes();
+        // Each own piece of the block is compressed while the partial one is on its way,
+        // then the two are reduced and the result sent on as a piece of the next step.
+        call.frames_each(work, &ranges, |j| j, ranges.len(), |call, j, mine| {
+            let bytes = recvs[j].take_bytes();
             let want = call.expect::<T>(Some(j), Some(ranges.len()), ranges[j].len());
-            let (frame, again) = call.reduce_frames::<T>(prev, mine, &bytes, &want, op);
+            let (frame, again) = call.reduce_frames::<T>(prev, &mine, &bytes, &want, op);
             recoded |= again;
             let frame: Rc<[u8]> = frame.into();
-            // The reduced piece is a piece of the next step's message.
             if s + 2 < p {
                 sends.push(call.isend::<T>(next, TAG_RING, frame.clone(), ranges[j].len()));
             }
             reduced.push(frame);
             test_all(&mut sends);
-        }
+        });
     }
     wait_all(&mut sends);
     (recoded, reduced)
