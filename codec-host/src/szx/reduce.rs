@@ -114,7 +114,11 @@ pub fn reduce<T: BackendElem>(op: ReduceOp, a: &[u8], b: &[u8], tolerance: f64) 
     // Rounded up, so that the stated bound is never below the exact one (a lossless
     // result stays lossless).
     let sum = inputs + requantized;
-    let abs_error = if sum == 0.0 { 0.0 } else { f64::from_bits(sum.to_bits() + 1).min(f64::MAX) };
+    let abs_error = match sum {
+        0.0 => 0.0,
+        s if s < f64::MAX => f64::from_bits(s.to_bits() + 1),
+        _ => f64::MAX,
+    };
     SzxHeader { abs_error, rel_error: None, ..ha }.write(&mut out);
     Ok(Reduced { stream: out, summary })
 }
