@@ -291,6 +291,12 @@ impl Call {
             }
             flags |= RAW;
         }
+        self.write_header::<T>(&mut out, flags, index, pieces, count);
+        out
+    }
+
+    /// Writes the header of the frame `out` (its payload after [`HEADER_LEN`] bytes).
+    fn write_header<T: Value>(&self, out: &mut [u8], flags: u8, index: usize, pieces: usize, count: usize) {
         let header = Header {
             flags,
             op: self.op,
@@ -304,7 +310,6 @@ impl Call {
         let mut head = Vec::with_capacity(HEADER_LEN);
         header.write(&mut head);
         out[..HEADER_LEN].copy_from_slice(&head);
-        out
     }
 
     /// The frame of `values` alone.
@@ -364,14 +369,7 @@ impl Call {
     /// decode; `work[range]` is then unspecified.
     pub fn decode_at<T: Value, W: Place<T> + ?Sized>(&mut self, peer: usize, bytes: &[u8], want: &Expect, work: &mut W, range: Range<usize>) -> bool {
         let bad = |reason: String| CollError::BadMessage { peer, reason };
-        let header = match Header::read(bytes).and_then(|h| h.check(want).map(|()| h)) {
-            Ok(h) if h.frame_len() == bytes.len() => h,
-            Ok(h) => return self.reject(bad(format!("{} bytes after a frame of {}", bytes.len(), h.frame_len()))),
-            Err(reason) => return self.reject(bad(reason)),
-        };
-        if header.flags & FAILED != 0 {
-            return self.reject(CollError::PeerFailed { peer });
-        }
+        let Some(header) = self.checked_header(peer, bytes, want) else { return false };
         let payload = &bytes[HEADER_LEN..];
         if header.flags & RAW != 0 {
             return match work.read_le(payload, range) {
@@ -384,6 +382,81 @@ impl Call {
             Ok(()) => true,
             Err(e) => self.reject(bad(format!("payload does not decode: {e}"))),
         }
+    }
+
+    /// The header of the frame `bytes` from `peer` if it is what `want` says, exactly
+    /// `bytes` long and not flagged `FAILED`; else `None`, the error recorded.
+    fn checked_header(&mut self, peer: usize, bytes: &[u8], want: &Expect) -> Option<Header> {
+        let bad = |reason: String| CollError::BadMessage { peer, reason };
+        let header = match Header::read(bytes).and_then(|h| h.check(want).map(|()| h)) {
+            Ok(h) if h.frame_len() == bytes.len() => h,
+            Ok(h) => {
+                self.fail(bad(format!("{} bytes after a frame of {}", bytes.len(), h.frame_len())));
+                return None;
+            }
+            Err(reason) => {
+                self.fail(bad(reason));
+                return None;
+            }
+        };
+        if header.flags & FAILED != 0 {
+            self.fail(CollError::PeerFailed { peer });
+            return None;
+        }
+        Some(header)
+    }
+
+    /// Reduces `own`, this rank's frame of a piece, and `bytes`, the frame of the same
+    /// piece from `peer` (both as `want` says), with `op` into one frame of that piece.
+    /// Two SZx streams reduced with SUM, MIN or MAX are reduced in the compressed domain
+    /// (`codec_host::szx::reduce`: the blocks it cannot reduce exactly are coded again
+    /// within the call's bound); anything else is decoded, reduced and framed again. Returns the frame and whether
+    /// any of its values was coded again (one more compression on their path). An
+    /// error is recorded, and the frame returned then carries `FAILED`.
+    pub fn reduce_frames<T: Value>(&mut self, peer: usize, own: &[u8], bytes: &[u8], want: &Expect, op: ReduceOp) -> (Vec<u8>, bool) {
+        let (n, index, pieces) = (want.count.unwrap_or(0) as usize, want.index.unwrap_or(0) as usize, want.pieces.unwrap_or(1) as usize);
+        let rank = self.comm.rank;
+        let (Some(mine), Some(theirs)) = (self.checked_header(rank, own, want), self.checked_header(peer, bytes, want)) else {
+            return (self.failed_copy(own), false);
+        };
+        let szx = matches!(self.encoder, Some(HostCodec { codec: Codec::Szx { .. }, .. }));
+        let bounded_op = matches!(op, ReduceOp::Sum | ReduceOp::Min | ReduceOp::Max);
+        if szx && bounded_op && (mine.flags | theirs.flags) & RAW == 0 {
+            let tolerance = self.stats.abs_error.unwrap_or(0.0);
+            match codec_host::szx::reduce::reduce::<T>(op, &own[HEADER_LEN..], &bytes[HEADER_LEN..], tolerance) {
+                Ok(r) if r.stream.len() < n * T::SIZE => {
+                    let mut out = vec![0u8; HEADER_LEN];
+                    out.extend_from_slice(&r.stream);
+                    let flags = if self.fault.is_some() { FAILED } else { 0 };
+                    self.write_header::<T>(&mut out, flags, index, pieces, n);
+                    return (out, r.summary.requantized > 0);
+                }
+                // Larger than the values: framed again below, raw.
+                Ok(_) => {}
+                Err(e) => {
+                    self.fail(CollError::BadMessage { peer, reason: format!("payload does not reduce with this rank's: {e}") });
+                    return (self.failed_copy(own), false);
+                }
+            }
+        }
+        let (mut acc, mut src) = (vec![T::default(); n], vec![T::default(); n]);
+        if self.decode_at(rank, own, want, &mut acc[..], 0..n) && self.decode_at(peer, bytes, want, &mut src[..], 0..n) {
+            if let Err(e) = self.backend.reduce(op, &mut acc, &src) {
+                self.fail(e.into());
+            }
+        }
+        let frame = self.frame_at(&acc[..], 0..n, index, pieces);
+        let coded = frame.get(FLAGS_AT).is_some_and(|&flags| flags & RAW == 0);
+        (frame, coded)
+    }
+
+    /// `frame` flagged `FAILED` (for the frames a failed call still sends).
+    fn failed_copy(&self, frame: &[u8]) -> Vec<u8> {
+        let mut out = frame.to_vec();
+        if let Some(flags) = out.get_mut(FLAGS_AT) {
+            *flags |= FAILED;
+        }
+        out
     }
 
     /// Decodes the frame `bytes` into a scratch buffer beside `work` and reduces it
@@ -493,6 +566,9 @@ impl Call {
         self.stats.raw_bytes_sent += (values * T::SIZE) as u64;
     }
 }
+
+/// Where a frame header keeps its flags (see [`crate::frame`]).
+const FLAGS_AT: usize = 3;
 
 /// Bytes of an announcement's payload: the bound (f64) and the algorithm (u64).
 pub(crate) const ANNOUNCE_PAYLOAD: usize = 16;

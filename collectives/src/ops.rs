@@ -8,7 +8,7 @@ use mpi::topology::{Color, Communicator};
 
 use crate::accuracy::compressions_per_value;
 use crate::alg::ring::{GatherStyle, StepStyle};
-use crate::alg::{alltoall, baseline, doubling, hier_host, p2p, ring, tree};
+use crate::alg::{alltoall, baseline, cdr, doubling, hier_host, p2p, ring, tree};
 use crate::blocks::Blocks;
 use crate::call::{begin, Call, Setup};
 use crate::config::MAX_AUTO_CHUNKS;
@@ -143,6 +143,7 @@ pub(crate) fn allreduce<C: CommHandle, T: Value, W: Place<T> + ?Sized>(
             compressions_per_value(CollOp::Allreduce, algorithm, p)
         }
         Algorithm::Hierarchical => hierarchical(comm, &mut call, buf, op, cfg),
+        Algorithm::CompressedDomain => cdr::allreduce(&mut call, buf, &blocks, op),
         Algorithm::Mpi | Algorithm::Auto => {
             // The library's allreduce on the caller's buffers (a copy only in place).
             match send {

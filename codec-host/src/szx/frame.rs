@@ -157,7 +157,7 @@ struct DecodeTile<'a, T> {
 }
 
 /// The payload length of a block and, for a coded block, the advance in the size table.
-fn block_len<T: Element>(state: u8, n: usize, sizes: &[u8], rank: &mut usize) -> Result<usize, BlockError> {
+pub(super) fn block_len<T: Element>(state: u8, n: usize, sizes: &[u8], rank: &mut usize) -> Result<usize, BlockError> {
     let entry = sizes.get(*rank * SIZE_ENTRY_BYTES..(*rank + 1) * SIZE_ENTRY_BYTES);
     let coded_size = entry.map_or(0, |b| u16::from_le_bytes([b[0], b[1]]) as usize);
     let len = payload_len::<T>(state, n, coded_size)?;

@@ -20,6 +20,7 @@ mod frame;
 mod header;
 mod isa;
 pub mod pipelined;
+pub mod reduce;
 
 use codec_kernels::szx::{stats::block_stats, BlockKind, BlockPlan, Tolerance};
 

@@ -22,12 +22,13 @@ pub mod coding;
 pub mod decode;
 pub mod encode;
 pub mod plan;
+pub mod reduce;
 pub mod scalar;
 pub mod stats;
 pub mod tolerance;
 
 pub use coding::{BlockKind, MAX_BLOCK_SIZE};
-pub use decode::{decode_block, payload_len, BlockError};
+pub use decode::{check_block, decode_block, payload_len, BlockError};
 pub use encode::{encode_block, max_payload_len};
 pub use plan::{plan_block, plan_encode_block, BlockPlan};
 pub use scalar::SzxFloat;
