@@ -68,6 +68,9 @@ pub(crate) struct Call {
     /// The process's kernel launches when the call began (for `device_launches`).
     #[cfg(feature = "cuda")]
     launches_before: u64,
+    /// True when the call's buffers are on the device (its stream is waited for at the end).
+    #[cfg(feature = "cuda")]
+    device: bool,
 }
 
 /// Starts a call whose input on this rank is `input`, to run `algorithm`. With `agree`,
@@ -93,6 +96,18 @@ pub(crate) fn begin<T: Value, W: Place<T> + ?Sized>(
         setup.local_error.get_or_insert(e);
         CodecBackend::Cpu.resolve().expect("the CPU backend always starts")
     });
+    // Device buffers: the codec work must run on the device, after what the caller
+    // queued there.
+    #[cfg(feature = "cuda")]
+    if W::DEVICE {
+        let entered = match backend.cuda_backend() {
+            Some(_) => crate::place::device::enter().map_err(CollError::from),
+            None => Err(CollError::Config(format!("device buffers need the CUDA backend; this is {}", backend.describe()))),
+        };
+        if let Err(e) = entered {
+            setup.local_error.get_or_insert(e);
+        }
+    }
     let local_range = if needs_range(&cfg.codec) {
         input.finite_range(range).unwrap_or_else(|e| {
             setup.local_error.get_or_insert(e.into());
@@ -141,6 +156,8 @@ pub(crate) fn begin<T: Value, W: Place<T> + ?Sized>(
     Ok(Call {
         #[cfg(feature = "cuda")]
         launches_before,
+        #[cfg(feature = "cuda")]
+        device: W::DEVICE,
         comm,
         op: setup.op,
         // The configured codec (which every rank shares), not the resolved one: a
@@ -197,6 +214,12 @@ impl Call {
 
     /// Ends the call: the stats with `k` compressions per value, or the first error.
     pub fn finish(mut self, k: u32, reduce: Option<ReduceOp>) -> Result<CollStats> {
+        #[cfg(feature = "cuda")]
+        if self.device {
+            if let Err(e) = crate::place::device::leave() {
+                self.fail(e.into());
+            }
+        }
         if let Some(e) = self.fault {
             return Err(e);
         }
@@ -380,6 +403,8 @@ impl Call {
         self.stats.values_decompressed += range.len() as u64;
         match work.decompress(&self.decoder, payload, range) {
             Ok(()) => true,
+            // The device failed this rank (an allocation, a launch): not the peer's doing.
+            Err(e @ codec_host::Error::Gpu(_)) => self.reject(e.into()),
             Err(e) => self.reject(bad(format!("payload does not decode: {e}"))),
         }
     }
@@ -463,7 +488,7 @@ impl Call {
     /// into `work[range]` with the backend's reduction kernel.
     pub fn decode_reduce<T: Value, W: Place<T> + ?Sized>(&mut self, peer: usize, bytes: &[u8], want: &Expect, work: &mut W, range: Range<usize>, op: ReduceOp) {
         let n = range.len();
-        let mut scratch = match work.zeros(self.backend, n) {
+        let mut scratch = match work.zeros(n) {
             Ok(s) => s,
             Err(e) => return self.fail(e.into()),
         };
@@ -533,7 +558,7 @@ impl Call {
 
     /// `n` zeros beside `like` (a failure is recorded, and leaves an empty buffer).
     pub fn zeros<T: Value, W: Place<T> + ?Sized>(&mut self, like: &W, n: usize) -> Option<W::Owned> {
-        like.zeros(self.backend, n).map_err(|e| self.fail(e.into())).ok()
+        like.zeros(n).map_err(|e| self.fail(e.into())).ok()
     }
 
     /// Starts sending frames that carry `values` values, counting them.

@@ -71,6 +71,21 @@ fn start<T: Value, W: Place<T> + ?Sized>(comm: Comm, mut setup: Setup, input: &W
     Ok((begin(comm, setup, algorithm, input, range, true)?, algorithm))
 }
 
+/// [`start`] for the operations that reduce in a work buffer of `n` values beside their
+/// buffers (C-Coll and CPR-P2P): the buffer is made before the agreement, so that a rank
+/// that cannot have it (device memory) fails the call on every rank at once instead of
+/// leaving its peers waiting in the schedule.
+fn start_with_work<T: Value, W: Place<T> + ?Sized>(comm: Comm, mut setup: Setup, input: &W, n: usize) -> Result<(Call, Algorithm, Option<W::Owned>)> {
+    let algorithm = setup.algorithm(comm.size);
+    let work = match algorithm {
+        Algorithm::CColl | Algorithm::CprP2p if setup.local_error.is_none() => {
+            input.zeros(n).map_err(|e| setup.local_error = Some(e.into())).ok()
+        }
+        _ => None,
+    };
+    Ok((begin(comm, setup, algorithm, input, 0..input.len(), true)?, algorithm, work))
+}
+
 /// Runs `f` (the MPI library's operation) on `src` and `dst` in host memory: device
 /// buffers are staged through the host whole (the library is not CUDA-aware). A staging
 /// failure is recorded in `call`.
@@ -244,16 +259,16 @@ pub(crate) fn reduce_scatter<C: CommHandle, T: Value, W: Place<T> + ?Sized>(
         reduce: Some(op),
         local_error,
     };
-    let (mut call, algorithm) = start(c, setup, send, 0..send.len())?;
+    let (mut call, algorithm, work) = start_with_work(c, setup, send, total)?;
     let blocks = Blocks::from_counts(counts.iter().copied());
-    match algorithm {
-        Algorithm::CColl | Algorithm::CprP2p => {
+    // A compressing algorithm has its work buffer here (a rank without one failed the
+    // agreement).
+    match (algorithm, work) {
+        (Algorithm::CColl | Algorithm::CprP2p, Some(mut work)) => {
             let style = if algorithm == Algorithm::CColl { StepStyle::Pipelined } else { StepStyle::Blocking };
-            if let Some(mut work) = call.zeros(send, total) {
-                call.copy(&mut *work, 0..total, send, 0..total);
-                ring::reduce_scatter(&mut call, &mut *work, &blocks, op, style);
-                call.copy(recv, 0..mine, &work, blocks.range(c.rank));
-            }
+            call.copy(&mut *work, 0..total, send, 0..total);
+            ring::reduce_scatter(&mut call, &mut *work, &blocks, op, style);
+            call.copy(recv, 0..mine, &work, blocks.range(c.rank));
         }
         _ => {
             on_host(&mut call, send, recv, |s, r| baseline::reduce_scatter(comm, s, r, counts, op));
@@ -280,21 +295,16 @@ pub(crate) fn reduce<C: CommHandle, T: Value, W: Place<T> + ?Sized>(
         size_check::<T>(n, cfg, c.size),
     ]);
     let setup = Setup { op: CollOp::Reduce, cfg, bytes: n * T::SIZE, count: n as u64, root: Some(root), reduce: Some(op), local_error };
-    let (mut call, algorithm) = start(c, setup, send, 0..n)?;
-    match algorithm {
-        Algorithm::CColl | Algorithm::CprP2p => {
+    let (mut call, algorithm, work) = start_with_work(c, setup, send, n)?;
+    // As in `reduce_scatter`.
+    match (algorithm, work) {
+        (Algorithm::CColl | Algorithm::CprP2p, Some(mut work)) => {
             let compressed_once = algorithm == Algorithm::CColl;
             let style = if compressed_once { StepStyle::Pipelined } else { StepStyle::Blocking };
             let blocks = Blocks::even(n, c.size);
-            if let Some(mut work) = call.zeros(send, n) {
-                call.copy(&mut *work, 0..n, send, 0..n);
-                ring::reduce_scatter(&mut call, &mut *work, &blocks, op, style);
-                let mine = blocks.range(c.rank);
-                if let Some(mut own) = call.zeros(send, mine.len()) {
-                    call.copy(&mut *own, 0..mine.len(), &work, mine);
-                    tree::gather(&mut call, &*own, recv, &blocks, root, !compressed_once);
-                }
-            }
+            call.copy(&mut *work, 0..n, send, 0..n);
+            ring::reduce_scatter(&mut call, &mut *work, &blocks, op, style);
+            work.view(blocks.range(c.rank), |own| tree::gather(&mut call, own, recv, &blocks, root, !compressed_once));
         }
         _ => {
             on_host(&mut call, send, recv, |s, r| baseline::reduce(comm, s, r, root, op));

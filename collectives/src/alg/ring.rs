@@ -45,42 +45,46 @@ fn step<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &mut W, blocks: &
         StepStyle::Pipelined => call.chunk_values::<T>(blocks.len(b)),
         StepStyle::Whole | StepStyle::Blocking => blocks.len(b).max(1),
     };
-    let send_pieces = pieces(blocks.range(send_block), chunk_of(call, send_block));
-    let recv_pieces = pieces(blocks.range(recv_block), chunk_of(call, recv_block));
+    let (send_range, recv_range) = (blocks.range(send_block), blocks.range(recv_block));
+    // Pieces of each block, counted from the block's start (the split below hands each
+    // block over as a buffer of its own).
+    let local = |block: &core::ops::Range<usize>, chunk: usize| -> Vec<_> {
+        pieces(block.clone(), chunk).into_iter().map(|r| r.start - block.start..r.end - block.start).collect()
+    };
+    let send_pieces = local(&send_range, chunk_of(call, send_block));
+    let recv_pieces = local(&recv_range, chunk_of(call, recv_block));
     let post = |call: &Call| -> Vec<Pending> {
         recv_pieces.iter().map(|pr| call.comm.irecv(prev, TAG_RING, HEADER_LEN + pr.len() * T::SIZE)).collect()
     };
-    let absorb = |call: &mut Call, work: &mut W, j: usize, bytes: Vec<u8>| {
+    let absorb = |call: &mut Call, into: &mut W, j: usize, bytes: Vec<u8>| {
         let range = recv_pieces[j].clone();
         let want = call.expect::<T>(Some(j), Some(recv_pieces.len()), range.len());
-        call.decode_reduce(prev, &bytes, &want, work, range, op);
+        call.decode_reduce(prev, &bytes, &want, into, range, op);
     };
 
-    let mut recvs = if style == StepStyle::Blocking { Vec::new() } else { post(call) };
-    let mut sends = Vec::with_capacity(send_pieces.len());
-    // The outgoing block is compressed from a copy, so that arrived chunks can be
-    // reduced into `work` while it compresses (on the device, several chunks at once).
-    let block = blocks.range(send_block);
-    let Some(mut outgoing) = call.zeros(work, block.len()) else { return };
-    call.copy(&mut *outgoing, 0..block.len(), work, block.clone());
-    let local: Vec<_> = send_pieces.iter().map(|r| r.start - block.start..r.end - block.start).collect();
-    call.frames_each(&*outgoing, &local, |i| i, send_pieces.len(), |call, i, frame| {
-        sends.push(call.isend::<T>(next, TAG_RING, frame, local[i].len()));
-        // Progress between chunks: test the sends, take every chunk that has arrived.
-        test_all(&mut sends);
-        for (j, rx) in recvs.iter_mut().enumerate() {
-            if !rx.consumed() && rx.test() {
-                absorb(call, work, j, rx.take_bytes());
+    // The two blocks are disjoint: arrived chunks are reduced into one while the other
+    // compresses (on the device, several chunks at once), with no copy of either.
+    work.split_disjoint(send_range, recv_range, |outgoing, incoming| {
+        let mut recvs = if style == StepStyle::Blocking { Vec::new() } else { post(call) };
+        let mut sends = Vec::with_capacity(send_pieces.len());
+        call.frames_each(outgoing, &send_pieces, |i| i, send_pieces.len(), |call, i, frame| {
+            sends.push(call.isend::<T>(next, TAG_RING, frame, send_pieces[i].len()));
+            // Progress between chunks: test the sends, take every chunk that has arrived.
+            test_all(&mut sends);
+            for (j, rx) in recvs.iter_mut().enumerate() {
+                if !rx.consumed() && rx.test() {
+                    absorb(call, incoming, j, rx.take_bytes());
+                }
             }
+        });
+        if style == StepStyle::Blocking {
+            recvs = post(call);
         }
+        while let Some(j) = wait_any(&mut recvs) {
+            absorb(call, incoming, j, recvs[j].take_bytes());
+        }
+        wait_all(&mut sends);
     });
-    if style == StepStyle::Blocking {
-        recvs = post(call);
-    }
-    while let Some(j) = wait_any(&mut recvs) {
-        absorb(call, work, j, recvs[j].take_bytes());
-    }
-    wait_all(&mut sends);
 }
 
 /// How the allgather learns the sizes of the compressed blocks.

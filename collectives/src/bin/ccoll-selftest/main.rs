@@ -10,7 +10,8 @@
 //! (the panic hook must leave MPI alone then). `ccoll-selftest --device --codecs ...`
 //! (feature `cuda`, run by `collectives/tests/device_mpirun.rs`) runs the smaller device
 //! matrix: every case also on device buffers with the CUDA backend, which must match the
-//! host run bit for bit. Every rank prints `ccoll-selftest: rank R of P: C
+//! host run bit for bit; `--device-oom` that a device running out of memory inside a call
+//! fails it on every rank with a typed error. Every rank prints `ccoll-selftest: rank R of P: C
 //! cases, F failures` last and exits non-zero if it saw a failure.
 
 mod cases;
@@ -73,6 +74,11 @@ fn main() {
         environment_override(&mut s, &case);
     } else if args.iter().any(|a| a == "--absent-rank") {
         absent_rank(&mut s);
+    } else if args.iter().any(|a| a == "--device-oom") {
+        #[cfg(feature = "cuda")]
+        device::out_of_memory(&mut s);
+        #[cfg(not(feature = "cuda"))]
+        s.expect(false, || "--device-oom needs ccoll-selftest built with the `cuda` feature".into());
     } else if args.iter().any(|a| a == "--device") {
         s.device = cfg!(feature = "cuda");
         s.expect(s.device, || "--device needs ccoll-selftest built with the `cuda` feature".into());
