@@ -223,6 +223,8 @@ fn check_pipelined(s: &mut Suite, op: CollOp, algorithm: Algorithm, n: usize, cf
     let expected = match (op, algorithm) {
         (CollOp::Bcast, Algorithm::CColl) => chunks(n) * (p - 1),
         (CollOp::Scatter | CollOp::Gather, Algorithm::CColl) => chunks(block) * hops,
+        // Every block crosses p - 1 hops of the ring.
+        (CollOp::Allgather, Algorithm::CColl) => chunks(block) * p * (p - 1),
         _ => return,
     };
     s.cases += 1;
