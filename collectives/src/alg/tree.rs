@@ -5,8 +5,8 @@
 //! `[v + m, v + 2m)` for `m = lowbit(v)/2, ..., 1`, so the data of a subtree is a
 //! contiguous range of virtual ranks.
 //!
-//! C-Coll: every block is compressed once at its origin and travels as frames that
-//! inner ranks forward without decoding; CPR-P2P: every hop decodes what it received and
+//! C-Coll: every block is compressed once at its origin and travels as frames, one
+//! message per pipeline chunk and hop, that inner ranks forward without decoding; CPR-P2P: every hop decodes what it received and
 //! compresses again what it sends.
 
 use core::ops::Range;
