@@ -264,13 +264,26 @@ impl Call {
         ranges: &[Range<usize>],
         index: impl Fn(usize) -> usize,
         pieces: usize,
+        emit: impl FnMut(&mut Call, usize, Vec<u8>),
+    ) {
+        self.frames_labeled(work, ranges, |i| (index(i), pieces), emit);
+    }
+
+    /// [`Call::frames_each`] where `label(i)` gives each piece's own frame index and
+    /// piece count (pieces of several blocks in one pipeline).
+    pub fn frames_labeled<T: Value, W: Place<T> + ?Sized>(
+        &mut self,
+        work: &W,
+        ranges: &[Range<usize>],
+        label: impl Fn(usize) -> (usize, usize),
         mut emit: impl FnMut(&mut Call, usize, Vec<u8>),
     ) {
         let plan: Vec<(Range<usize>, bool)> =
             ranges.iter().map(|r| (r.clone(), self.encoder.is_some() && !r.is_empty() && r.len() * T::SIZE >= self.min_bytes)).collect();
         let codec = self.encoder.unwrap_or(self.decoder);
         work.compress_each(&codec, &plan, self.streams, &mut |i, coded| {
-            let frame = self.frame_coded(work, plan[i].0.clone(), index(i), pieces, coded);
+            let (index, pieces) = label(i);
+            let frame = self.frame_coded(work, plan[i].0.clone(), index, pieces, coded);
             emit(self, i, frame);
         });
     }
@@ -587,6 +600,7 @@ impl Call {
     /// Counts a message of `len` bytes that carries `values` values (which the caller
     /// knows from its schedule: nothing is parsed again).
     fn count_sent<T: Value>(&mut self, len: usize, values: usize) {
+        self.stats.messages_sent += 1;
         self.stats.bytes_sent += len as u64;
         self.stats.raw_bytes_sent += (values * T::SIZE) as u64;
     }

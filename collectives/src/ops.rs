@@ -140,7 +140,7 @@ pub(crate) fn allreduce<C: CommHandle, T: Value, W: Place<T> + ?Sized>(
     let k = match algorithm {
         Algorithm::CColl => {
             ring::reduce_scatter(&mut call, buf, &blocks, op, StepStyle::Pipelined);
-            ring::allgather(&mut call, buf, &blocks, GatherStyle::SizesFirst, false);
+            ring::allgather(&mut call, buf, &blocks, GatherStyle::Pipelined, false);
             compressions_per_value(CollOp::Allreduce, algorithm, p)
         }
         Algorithm::Ring => {
@@ -220,7 +220,7 @@ fn hierarchical<C: CommHandle, T: Value, W: Place<T> + ?Sized>(comm: &C, call: &
             let whole = std::mem::replace(&mut call.comm, Comm::of(leaders));
             let blocks = Blocks::even(buf.len(), leaders.size() as usize);
             ring::reduce_scatter(call, buf, &blocks, op, StepStyle::Pipelined);
-            ring::allgather(call, buf, &blocks, GatherStyle::SizesFirst, false);
+            ring::allgather(call, buf, &blocks, GatherStyle::Pipelined, false);
             call.comm = whole;
         }
     }
@@ -410,7 +410,7 @@ pub(crate) fn allgather<C: CommHandle, T: Value, W: Place<T> + ?Sized>(comm: &C,
         call.copy(buf, own.clone(), s, 0..n);
     }
     match algorithm {
-        Algorithm::CColl => ring::allgather(&mut call, buf, &blocks, GatherStyle::SizesFirst, true),
+        Algorithm::CColl => ring::allgather(&mut call, buf, &blocks, GatherStyle::Pipelined, true),
         Algorithm::CprP2p => ring::allgather(&mut call, buf, &blocks, GatherStyle::Recompress, true),
         _ => {
             match send {

@@ -54,8 +54,8 @@ impl Suite {
         };
         let bits = |v: &[T]| v.iter().map(|x| x.to_f64().to_bits()).collect::<Vec<_>>();
         self.expect(bits(&dgot) == bits(got), || format!("{name} (device): result differs from the host run's"));
-        let same = (dst.compressions_per_value, dst.error_bound, dst.abs_error, dst.bytes_sent, dst.values_compressed, dst.values_decompressed)
-            == (st.compressions_per_value, st.error_bound, st.abs_error, st.bytes_sent, st.values_compressed, st.values_decompressed);
+        let same = (dst.compressions_per_value, dst.error_bound, dst.abs_error, dst.bytes_sent, dst.messages_sent, dst.values_compressed, dst.values_decompressed)
+            == (st.compressions_per_value, st.error_bound, st.abs_error, st.bytes_sent, st.messages_sent, st.values_compressed, st.values_decompressed);
         self.expect(same, || format!("{name} (device): stats {dst:?}, host {st:?}"));
         self.expect(st.device_launches == 0, || format!("{name}: the host run launched {} kernels", st.device_launches));
         let coded = dst.values_compressed + dst.values_decompressed > 0;

@@ -119,6 +119,7 @@ fn matrix(s: &mut Suite, specs: &str, large: Option<String>) {
                     let st = cases::run::<f32>(s, &inputs, &case, salt);
                     if setting.compresses && n == 65_537 {
                         check_compressed_once(s, op, algorithm, n, st.map_or(0, |st| st.values_compressed));
+                        check_pipelined(s, op, algorithm, n, &setting.cfg, st.map_or(0, |st| st.messages_sent));
                     }
                 }
             }
@@ -212,6 +213,29 @@ fn check_compressed_once(s: &mut Suite, op: CollOp, algorithm: Algorithm, n: usi
     };
     s.cases += 1;
     s.expect(total == expected, || format!("{op} {algorithm} n={n}: {total} values compressed over all ranks, expected {expected}"));
+}
+
+/// C-Coll's data movement is pipelined: every chunk crosses every hop as a message of
+/// its own (sum of messages over all ranks), so a rank can forward or decode a chunk
+/// while the next is compressed or in flight. A schedule that bundled a block, or a
+/// subtree's blocks, into one message sends far fewer.
+fn check_pipelined(s: &mut Suite, op: CollOp, algorithm: Algorithm, n: usize, cfg: &CollConfig, mine: u64) {
+    let total = s.sum(mine) as usize;
+    let (p, block) = (s.p, n.div_ceil(s.p));
+    // The cases at this size are f32.
+    let chunks = |len: usize| len.div_ceil(config::pipeline_chunk_values(len, 4, cfg.pipeline_chunk_bytes));
+    // A binomial tree's hops from the root to virtual rank v: the one bits of v.
+    let hops: usize = (1..p).map(|v| v.count_ones() as usize).sum();
+    let expected = match (op, algorithm) {
+        (CollOp::Bcast, Algorithm::CColl) => chunks(n) * (p - 1),
+        (CollOp::Scatter | CollOp::Gather, Algorithm::CColl) => chunks(block) * hops,
+        // Every block crosses p - 1 hops of the ring.
+        (CollOp::Allgather, Algorithm::CColl) => chunks(block) * p * (p - 1),
+        _ => return,
+    };
+    s.cases += 1;
+    s.expect(chunks(block) > 1, || format!("{op} n={n}: the pipeline check needs several chunks per block"));
+    s.expect(total == expected, || format!("{op} {algorithm} n={n}: {total} messages over all ranks, expected {expected} (one per chunk and hop)"));
 }
 
 /// NaN and infinities: where MPI's SUM is non-finite, so is ours, exactly; ZFP sends the
