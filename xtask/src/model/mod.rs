@@ -40,10 +40,6 @@ pub struct ModelArgs {
     /// calibration alone; see docs/cost-model.md.
     #[arg(long, default_value_t = CONTENTION)]
     contention: f64,
-    /// The run's (and the predictions') Bcast and Scatter pipeline their trees (issue 13,
-    /// goal 2); without it the model prices whole messages hop by hop.
-    #[arg(long)]
-    pipelined_trees: bool,
     /// Cores shared by all ranks of the emulated run (default: this machine's).
     #[arg(long)]
     host_cores: Option<f64>,
@@ -132,7 +128,6 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
             link_bytes_per_s: a.link as f64 / 8.0 * a.efficiency,
             duplex_efficiency: a.duplex_efficiency,
             contention: a.contention,
-            pipelined_trees: a.pipelined_trees,
             alpha_s: a.latency.as_secs_f64(),
             host_cores,
             background_load: a.background_load,
@@ -156,7 +151,6 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
             // An application reuses its buffers.
             fresh_bytes_per_s: f64::INFINITY,
             scan_bytes_per_s: (cal.scan_bytes_per_s * cores).min(mem),
-            pipelined_trees: a.pipelined_trees,
             ..cal.params(cal.ratio, cores)
         };
         let codec = Codec { name: format!("CPU, {cores} core(s) per rank (measured one-core speed x cores, capped by {:.0} GB/s of memory)", a.node_mem_gbps), base, cal: Some((&cal, cores, mem)) };
@@ -170,7 +164,6 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
             codec_call_s: a.gpu_call.as_secs_f64(),
             reduce_bytes_per_s: a.gpu_mem_gbps * 1e9 / 3.0,
             scan_bytes_per_s: a.gpu_mem_gbps * 1e9,
-            pipelined_trees: a.pipelined_trees,
             ratio: cal.ratio,
             ..Params::IDEAL
         };
@@ -190,7 +183,6 @@ pub struct Emulated {
     pub link_bytes_per_s: f64,
     pub duplex_efficiency: f64,
     pub contention: f64,
-    pub pipelined_trees: bool,
     pub alpha_s: f64,
     pub host_cores: f64,
     pub background_load: f64,
@@ -206,7 +198,6 @@ impl Emulated {
             link_bytes_per_s: self.link_bytes_per_s,
             duplex_efficiency: self.duplex_efficiency,
             contention: self.contention,
-            pipelined_trees: self.pipelined_trees,
             alpha_s: self.alpha_s,
             host_cores: self.host_cores,
             ranks_per_host: ranks,
@@ -387,7 +378,7 @@ mod tests {
     }
 
     fn run() -> Emulated {
-        Emulated { link_bytes_per_s: 120e6, duplex_efficiency: 0.5, contention: 1.0, pipelined_trees: false, alpha_s: 50e-6, host_cores: 2.0, background_load: 0.0 }
+        Emulated { link_bytes_per_s: 120e6, duplex_efficiency: 0.5, contention: 1.0, alpha_s: 50e-6, host_cores: 2.0, background_load: 0.0 }
     }
 
     fn row(op: CollOp, algo: Algorithm, bytes: u64, ratio: f64, secs: f64) -> Row {
