@@ -122,8 +122,8 @@ fn main() {
         let shape = Shape::from_dims(&dims).unwrap();
         for &(mode, rate, tol) in &modes {
             let codec = match (rate, tol) {
-                (Some(rate), _) => Codec::ZfpFixedRate { rate },
-                (_, Some(tolerance)) => Codec::ZfpFixedAccuracy { tolerance },
+                (Some(rate), _) => Codec::zfp_rate(rate),
+                (_, Some(tolerance)) => Codec::zfp_accuracy(tolerance),
                 _ => unreachable!(),
             };
             let rs_config = zfp_rs_ref::config(&dims, rate, tol);

@@ -4,7 +4,7 @@
 //! `cargo run --release -p codec-host --example codec_demo [-- EDGE]` (EDGE: grid edge,
 //! default 256, i.e. the 64 MiB reference field).
 
-use codec_host::{Codec, CpuExecutor, Shape};
+use codec_host::{Codec, CpuExecutor, ErrorBound, Shape};
 use std::time::Instant;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -15,15 +15,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let bytes = (field.len() * 4) as f64;
     let exec = CpuExecutor::global();
     let codecs = [
-        Codec::ZfpFixedRate { rate: 4.0 },
-        Codec::ZfpFixedRate { rate: 8.0 },
-        Codec::ZfpFixedRate { rate: 16.0 },
-        Codec::ZfpFixedAccuracy { tolerance: 1e-2 },
-        Codec::ZfpFixedAccuracy { tolerance: 1e-3 },
-        Codec::ZfpFixedAccuracy { tolerance: 1e-4 },
-        Codec::SzxRelative { rel_error: 1e-2 },
-        Codec::SzxRelative { rel_error: 1e-3 },
-        Codec::SzxRelative { rel_error: 1e-4 },
+        Codec::zfp_rate(4.0),
+        Codec::zfp_rate(8.0),
+        Codec::zfp_rate(16.0),
+        Codec::zfp_accuracy(1e-2),
+        Codec::zfp_accuracy(1e-3),
+        Codec::zfp_accuracy(1e-4),
+        Codec::szx(ErrorBound::Rel(1e-2)),
+        Codec::szx(ErrorBound::Rel(1e-3)),
+        Codec::szx(ErrorBound::Rel(1e-4)),
     ];
     println!("field: smooth3d {shape} f32, {:.1} MiB, {} threads", bytes / (1 << 20) as f64, exec.threads());
     println!("{:<22} {:>8} {:>12} {:>14} {:>14}", "codec", "ratio", "max err", "comp MB/s", "decomp MB/s");

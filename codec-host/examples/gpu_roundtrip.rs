@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 use codec_host::cuda::CudaBackend;
 use codec_host::szx::ErrorBound;
-use codec_host::{Codec, CpuExecutor, Result, Shape};
+use codec_host::{Codec, CpuExecutor, Result, Shape, SzxLayout};
 
 /// A smooth 3D field with a ragged shape (no extent a multiple of 4).
 fn field(shape: Shape) -> Vec<f32> {
@@ -64,11 +64,11 @@ fn main() -> ExitCode {
     let host = field(shape);
     println!("device: {}; field {shape} f32, uploaded once", gpu.describe());
     let codecs = [
-        Codec::ZfpFixedRate { rate: 8.0 },
-        Codec::ZfpFixedAccuracy { tolerance: 1e-3 },
-        Codec::Szx { abs_error: 1e-3 },
-        Codec::SzxRelative { rel_error: 1e-4 },
-        Codec::SzxPipelined { bound: ErrorBound::Abs(1e-3), chunk_values: 5120 },
+        Codec::zfp_rate(8.0),
+        Codec::zfp_accuracy(1e-3),
+        Codec::szx(ErrorBound::Abs(1e-3)),
+        Codec::szx(ErrorBound::Rel(1e-4)),
+        Codec::Szx { bound: ErrorBound::Abs(1e-3), layout: SzxLayout::Pipelined { chunk_values: 5120 } },
     ];
     let run = || -> Result<bool> {
         let stream = gpu.stream()?;

@@ -251,7 +251,7 @@ mod tests {
         assert_eq!(acc[3], 5.0);
         assert!(matches!(b.reduce(ReduceOp::Sum, &mut acc, &[1.0]), Err(Error::BadDims(_))));
         let field: Vec<f32> = (0..4096).map(|i| (i as f32 * 0.01).sin()).collect();
-        for codec in [Codec::ZfpFixedRate { rate: 8.0 }, Codec::ZfpFixedAccuracy { tolerance: 1e-3 }, Codec::Szx { abs_error: 1e-3 }] {
+        for codec in [Codec::zfp_rate(8.0), Codec::zfp_accuracy(1e-3), Codec::szx(crate::ErrorBound::Abs(1e-3))] {
             let stream = b.compress(&codec, &field, Shape::d2(64, 64)).unwrap();
             assert_eq!(stream, codec.compress(&field, Shape::d2(64, 64)).unwrap(), "{}", b.describe());
             let mut back = vec![0f32; field.len()];

@@ -3,7 +3,7 @@
 //! ```
 //! use codec_host::{Codec, Shape};
 //! let field: Vec<f32> = (0..4096).map(|i| (i as f32 * 0.01).sin()).collect();
-//! let codec = Codec::ZfpFixedAccuracy { tolerance: 1e-3 };
+//! let codec = Codec::zfp_accuracy(1e-3);
 //! let stream = codec.compress(&field, Shape::d2(64, 64)).unwrap();
 //! let mut back = vec![0f32; field.len()];
 //! let info = codec_host::decompress_into(&stream, &mut back).unwrap();
@@ -31,7 +31,8 @@ pub mod szx;
 pub mod zfp;
 
 pub use backend::{Backend, BackendElem, BackendKind};
-pub use codec::{decompress_into, decompress_into_with, inspect, Codec, StreamInfo, CODEC_FORMS};
+pub use codec::{decompress_into, decompress_into_with, inspect, Codec, StreamInfo, SzxLayout, ZfpMode, CODEC_FORMS};
+pub use szx::ErrorBound;
 pub use element::{ElemType, Element};
 pub use error::{Error, Result};
 pub use executor::CpuExecutor;

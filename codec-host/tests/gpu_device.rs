@@ -9,7 +9,7 @@
 
 use codec_host::cuda::{launched_entry_points, CudaBackend, GpuElement};
 use codec_host::szx::ErrorBound;
-use codec_host::{elementwise, Codec, CpuExecutor, Error, Shape};
+use codec_host::{elementwise, Codec, CpuExecutor, Error, Shape, SzxLayout, ZfpMode};
 use codec_kernels::kernels::ENTRY_POINTS;
 use codec_kernels::reduce::ReduceOp;
 
@@ -72,17 +72,17 @@ fn shapes() -> [Shape; 3] {
 
 fn codecs() -> [Codec; 6] {
     [
-        Codec::ZfpFixedRate { rate: 11.0 },
-        Codec::ZfpFixedAccuracy { tolerance: 1e-3 },
-        Codec::Szx { abs_error: 1e-3 },
-        Codec::SzxRelative { rel_error: 1e-4 },
-        Codec::SzxPipelined { bound: ErrorBound::Abs(1e-2), chunk_values: 256 },
-        Codec::SzxPipelined { bound: ErrorBound::Rel(1e-3), chunk_values: 384 },
+        Codec::zfp_rate(11.0),
+        Codec::zfp_accuracy(1e-3),
+        Codec::szx(ErrorBound::Abs(1e-3)),
+        Codec::szx(ErrorBound::Rel(1e-4)),
+        Codec::Szx { bound: ErrorBound::Abs(1e-2), layout: SzxLayout::Pipelined { chunk_values: 256 } },
+        Codec::Szx { bound: ErrorBound::Rel(1e-3), layout: SzxLayout::Pipelined { chunk_values: 384 } },
     ]
 }
 
 fn is_szx(codec: &Codec) -> bool {
-    matches!(codec, Codec::Szx { .. } | Codec::SzxRelative { .. } | Codec::SzxPipelined { .. })
+    matches!(codec, Codec::Szx { .. })
 }
 
 /// One codec on one array: device in, device stream, device out; the stream and the
@@ -124,10 +124,10 @@ fn codec_case<T: GpuElement>(gpu: &CudaBackend, codec: &Codec, shape: Shape) {
     let finite = data.iter().map(|v| v.to_f64()).filter(|v| v.is_finite());
     let range = finite.clone().fold(f64::MIN, f64::max) - finite.fold(f64::MAX, f64::min);
     let bound = match *codec {
-        Codec::ZfpFixedAccuracy { tolerance } => Some(tolerance),
-        Codec::Szx { abs_error: e } | Codec::SzxPipelined { bound: ErrorBound::Abs(e), .. } => Some(e),
-        Codec::SzxRelative { rel_error: r } | Codec::SzxPipelined { bound: ErrorBound::Rel(r), .. } => Some(r * range),
-        Codec::ZfpFixedRate { .. } => None,
+        Codec::Zfp { mode: ZfpMode::FixedAccuracy { tolerance } } => Some(tolerance),
+        Codec::Szx { bound: ErrorBound::Abs(e), .. } => Some(e),
+        Codec::Szx { bound: ErrorBound::Rel(r), .. } => Some(r * range),
+        Codec::Zfp { mode: ZfpMode::FixedRate { .. } } => None,
     };
     if let Some(e) = bound {
         for (x, y) in data.iter().zip(&got) {
@@ -186,7 +186,7 @@ fn elementwise_cases(gpu: &CudaBackend) {
 fn multi_stream_case(gpu: &CudaBackend) {
     let exec = cpu();
     let arrays: Vec<(Vec<f64>, Shape)> = shapes().into_iter().map(|s| (field(s.len(), false), s)).collect();
-    for codec in [Codec::ZfpFixedAccuracy { tolerance: 1e-5 }, Codec::Szx { abs_error: 1e-4 }] {
+    for codec in [Codec::zfp_accuracy(1e-5), Codec::szx(ErrorBound::Abs(1e-4))] {
         let streams: Vec<_> = arrays.iter().map(|_| gpu.stream().unwrap()).collect();
         let uploads: Vec<_> = arrays.iter().zip(&streams).map(|((a, _), s)| gpu.upload_on(s, a).unwrap()).collect();
         let pending: Vec<_> =
@@ -280,7 +280,7 @@ fn device_arrays_get_typed_errors() {
     for codec in codecs() {
         assert!(matches!(gpu.compress_on(&stream, &codec, &d, Shape::d2(10, 11)), Err(Error::BadDims(_))), "{codec:?}");
     }
-    let s = gpu.compress_on(&stream, &Codec::Szx { abs_error: 0.1 }, &d, Shape::d1(100)).unwrap().wait().unwrap();
+    let s = gpu.compress_on(&stream, &Codec::szx(ErrorBound::Abs(0.1)), &d, Shape::d1(100)).unwrap().wait().unwrap();
     let mut small = gpu.zeroed_on::<f64>(&stream, 99).unwrap();
     assert!(matches!(gpu.decompress_on(&stream, &s, &mut small), Err(Error::BufferTooSmall { needed: 100, got: 99 })));
     let mut wrong = gpu.zeroed_on::<f32>(&stream, 100).unwrap();

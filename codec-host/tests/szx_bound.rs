@@ -140,7 +140,7 @@ fn empty_single_and_ragged_inputs() {
         let x: Vec<f64> = data(0, n, n as u64, as_f64);
         assert_eq!(round_trip(&x, 1e-3, 128, None), Ok(()), "n = {n}");
         assert_eq!(round_trip(&x, 1e-3, 128, Some(40)), Ok(()), "n = {n}");
-        let stream = codec_host::Codec::Szx { abs_error: 1e-3 }.compress(&x, Shape::d1(n)).unwrap();
+        let stream = codec_host::Codec::szx(ErrorBound::Abs(1e-3)).compress(&x, Shape::d1(n)).unwrap();
         let info = codec_host::inspect(&stream).unwrap();
         assert_eq!((info.shape, info.stream_bytes), (Shape::d1(n), stream.len()));
     }

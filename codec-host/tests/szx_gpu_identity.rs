@@ -6,7 +6,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use codec_host::szx::{ErrorBound, SzxHeader, HEADER_LEN};
-use codec_host::{Codec, CpuExecutor, Element, Shape};
+use codec_host::{Codec, CpuExecutor, Element, Shape, SzxLayout};
 use codec_kernels::gpu_phases::szx::{coded_flags_body, decode_body, payload_lens_body, plan_body, write_body, ChunkLayout, Prefix};
 use codec_kernels::grid::LaunchConfig;
 use codec_host::scan::exclusive_scan_with;
@@ -122,10 +122,10 @@ fn data<T: Element>(n: usize) -> Vec<T> {
 fn check<T: Element + SzxFloat + Cell>() {
     let exec = CpuExecutor::new(3).unwrap();
     let codecs = [
-        Codec::Szx { abs_error: 1e-3 },
-        Codec::Szx { abs_error: 0.0 },
-        Codec::SzxRelative { rel_error: 1e-4 },
-        Codec::SzxPipelined { bound: ErrorBound::Abs(1e-2), chunk_values: 512 },
+        Codec::szx(ErrorBound::Abs(1e-3)),
+        Codec::szx(ErrorBound::Abs(0.0)),
+        Codec::szx(ErrorBound::Rel(1e-4)),
+        Codec::Szx { bound: ErrorBound::Abs(1e-2), layout: SzxLayout::Pipelined { chunk_values: 512 } },
     ];
     for codec in codecs {
         for n in [1, 127, 2000] {

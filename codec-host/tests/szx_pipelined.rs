@@ -4,7 +4,7 @@
 mod szx_common;
 
 use codec_host::szx::{self, pipelined, ErrorBound, SzxOptions};
-use codec_host::{Codec, CpuExecutor, Error, Shape};
+use codec_host::{Codec, CpuExecutor, Error, Shape, SzxLayout};
 use szx_common::{as_f32, as_f64, check_all, data, Rng, KINDS};
 
 fn exec() -> CpuExecutor {
@@ -158,16 +158,16 @@ fn codec_level_streams_of_both_kinds() {
     let x = sample(12_345, 0);
     let shape = Shape::d3(5, 3, 823);
     for codec in [
-        Codec::Szx { abs_error: 1e-3 },
-        Codec::SzxRelative { rel_error: 1e-3 },
-        Codec::SzxPipelined { bound: ErrorBound::Abs(1e-3), chunk_values: 5120 },
-        Codec::SzxPipelined { bound: ErrorBound::Rel(1e-2), chunk_values: 256 },
+        Codec::szx(ErrorBound::Abs(1e-3)),
+        Codec::szx(ErrorBound::Rel(1e-3)),
+        Codec::Szx { bound: ErrorBound::Abs(1e-3), layout: SzxLayout::Pipelined { chunk_values: 5120 } },
+        Codec::Szx { bound: ErrorBound::Rel(1e-2), layout: SzxLayout::Pipelined { chunk_values: 256 } },
     ] {
         let stream = codec.compress(&x, shape).unwrap();
         let info = codec_host::inspect(&stream).unwrap();
         assert_eq!((info.shape, info.stream_bytes, info.elem), (shape, stream.len(), codec_host::ElemType::F32));
         match (codec, info.codec) {
-            (Codec::SzxRelative { rel_error: a }, Codec::SzxRelative { rel_error: b }) => assert_eq!(a, b),
+            (Codec::Szx { bound: ErrorBound::Rel(a), layout: SzxLayout::Plain }, Codec::Szx { bound: ErrorBound::Rel(b), layout: SzxLayout::Plain }) => assert_eq!(a, b),
             (a, b) => assert_eq!(a, b),
         }
         let mut back = vec![0f32; x.len()];
@@ -177,7 +177,7 @@ fn codec_level_streams_of_both_kinds() {
         let mut wrong = vec![0f64; x.len()];
         assert!(matches!(codec_host::decompress_into(&stream, &mut wrong), Err(Error::TypeMismatch { .. })));
     }
-    let info = szx::describe(&Codec::SzxPipelined { bound: ErrorBound::Abs(1e-3), chunk_values: 1280 }.compress(&x, shape).unwrap()).unwrap();
+    let info = szx::describe(&Codec::Szx { bound: ErrorBound::Abs(1e-3), layout: SzxLayout::Pipelined { chunk_values: 1280 } }.compress(&x, shape).unwrap()).unwrap();
     assert_eq!((info.header.pipelined, info.header.chunk_count, info.chunk_lens.len()), (true, 10, 10));
     let b = info.blocks;
     assert_eq!(b.zero + b.constant + b.raw + b.direct + b.offset + b.quantized, x.len().div_ceil(128));

@@ -6,15 +6,15 @@ mod common;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use codec_host::zfp::{params_for, Header};
-use codec_host::{Codec, CpuExecutor, ElemType, Error, Shape};
+use codec_host::{Codec, CpuExecutor, ElemType, Error, Shape, ZfpMode};
 use codec_kernels::bitstream::BitWriter;
 use codec_kernels::grid::LaunchConfig;
 use codec_kernels::zfp::fixed_rate::encode_fixed_rate_body;
 use codec_kernels::zfp::{Field, FixedRate, D3};
 use common::{Kind, Rng, Values};
 
-const RATE: Codec = Codec::ZfpFixedRate { rate: 8.0 };
-const TOL: Codec = Codec::ZfpFixedAccuracy { tolerance: 1e-3 };
+const RATE: Codec = Codec::zfp_rate(8.0);
+const TOL: Codec = Codec::zfp_accuracy(1e-3);
 
 #[test]
 fn bad_input_gets_typed_errors() {
@@ -35,12 +35,12 @@ fn bad_input_gets_typed_errors() {
     let big = vec![0f64; 65537];
     assert!(matches!(RATE.compress(&big, Shape::d3(65537, 1, 1)), Err(Error::BadDims(_))));
     for codec in [
-        Codec::ZfpFixedRate { rate: 0.0 },
-        Codec::ZfpFixedRate { rate: f64::NAN },
-        Codec::ZfpFixedRate { rate: 1e6 },
-        Codec::ZfpFixedAccuracy { tolerance: 0.0 },
-        Codec::ZfpFixedAccuracy { tolerance: -1.0 },
-        Codec::ZfpFixedAccuracy { tolerance: f64::INFINITY },
+        Codec::zfp_rate(0.0),
+        Codec::zfp_rate(f64::NAN),
+        Codec::zfp_rate(1e6),
+        Codec::zfp_accuracy(0.0),
+        Codec::zfp_accuracy(-1.0),
+        Codec::zfp_accuracy(f64::INFINITY),
     ] {
         assert!(matches!(codec.compress(&data, Shape::d1(64)), Err(Error::ParamOutOfRange(_))), "{codec:?}");
     }
@@ -70,11 +70,11 @@ fn decoding_checks_type_and_room() {
 #[test]
 fn inspect_reports_the_effective_parameters() {
     let data = vec![0.5f32; 1000];
-    let info = codec_host::inspect(&Codec::ZfpFixedRate { rate: 1.0 }.compress(&data, Shape::d1(1000)).unwrap()).unwrap();
+    let info = codec_host::inspect(&Codec::zfp_rate(1.0).compress(&data, Shape::d1(1000)).unwrap()).unwrap();
     // 4 bits per block raised to 1 + 8 bits.
-    assert_eq!(info.codec, Codec::ZfpFixedRate { rate: 2.25 });
+    assert_eq!(info.codec, Codec::zfp_rate(2.25));
     let info = codec_host::inspect(&TOL.compress(&data, Shape::d1(1000)).unwrap()).unwrap();
-    assert_eq!(info.codec, Codec::ZfpFixedAccuracy { tolerance: 2f64.powi(-10) });
+    assert_eq!(info.codec, Codec::zfp_accuracy(2f64.powi(-10)));
     assert!(info.ratio() > 2.0, "ratio {}", info.ratio());
 }
 
@@ -89,7 +89,7 @@ fn fixed_accuracy_error_stays_within_tolerance() {
             for kind in [Kind::Smooth, Kind::Noisy, Kind::Constant] {
                 let values = Values::generate(kind, elem, shape, &mut rng);
                 for &tolerance in tolerances {
-                    let codec = Codec::ZfpFixedAccuracy { tolerance };
+                    let codec = Codec::zfp_accuracy(tolerance);
                     let stream = values.compress(&codec, shape, &exec).unwrap();
                     let back = Values::decompress(&stream, elem, values.len(), &exec).unwrap();
                     let err = values.max_abs_diff(&back);
@@ -110,7 +110,7 @@ fn fixed_accuracy_is_not_strict_below_a_blocks_precision() {
     let x: Vec<f32> = (0..4096).map(|i| (1.0 + rng.unit() as f32) * if i % 2 == 0 { 1.0 } else { 1e-4 }).collect();
     let shape = Shape::d3(16, 16, 16);
     let small_values_error = |tolerance: f64| {
-        let stream = Codec::ZfpFixedAccuracy { tolerance }.compress(&x, shape).unwrap();
+        let stream = Codec::zfp_accuracy(tolerance).compress(&x, shape).unwrap();
         let mut back = vec![0f32; x.len()];
         codec_host::decompress_into(&stream, &mut back).unwrap();
         let small = x.iter().zip(&back).skip(1).step_by(2);
@@ -135,7 +135,7 @@ fn thread_count_does_not_change_streams_or_values() {
         for dims in [&[100_003][..], &[301, 97][..], &[41, 37, 23][..]] {
             let shape = Shape::from_dims(dims).unwrap();
             let values = Values::generate(Kind::Smooth, elem, shape, &mut rng);
-            for codec in [RATE, Codec::ZfpFixedRate { rate: 5.5 }, TOL, Codec::ZfpFixedAccuracy { tolerance: 1e-6 }] {
+            for codec in [RATE, Codec::zfp_rate(5.5), TOL, Codec::zfp_accuracy(1e-6)] {
                 let a = values.compress(&codec, shape, &one).unwrap();
                 let b = values.compress(&codec, shape, &three).unwrap();
                 assert!(a == b, "{elem} {shape} {codec}: streams differ between 1 and 3 threads");
@@ -154,8 +154,8 @@ fn the_one_block_per_thread_kernel_writes_what_compress_writes() {
     let shape = Shape::d3(29, 17, 11);
     let data: Vec<f32> = (0..shape.len()).map(|i| ((i as f32) * 0.013).sin() * 3.0).collect();
     for rate in [3.0, 8.0, 11.5] {
-        let codec = Codec::ZfpFixedRate { rate };
-        let header = Header { elem: ElemType::F32, shape, params: params_for(&codec, ElemType::F32, 3).unwrap() };
+        let codec = Codec::zfp_rate(rate);
+        let header = Header { elem: ElemType::F32, shape, params: params_for(ZfpMode::FixedRate { rate }, ElemType::F32, 3).unwrap() };
         let layout = FixedRate { field: Field::new([29, 17, 11]), params: header.params, header_bits: header.bits() };
         let words: Vec<AtomicU64> = (0..layout.total_bits().div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
         let mut w = BitWriter::new(&words[..], 0);

@@ -36,10 +36,10 @@ fn samples() -> Vec<(Values, Vec<u8>)> {
     let mut rng = Rng::new(3);
     let mut out = Vec::new();
     for (elem, dims, codec) in [
-        (ElemType::F32, &[37][..], Codec::ZfpFixedRate { rate: 7.0 }),
-        (ElemType::F64, &[9, 7][..], Codec::ZfpFixedAccuracy { tolerance: 1e-4 }),
-        (ElemType::F32, &[5, 6, 7][..], Codec::ZfpFixedAccuracy { tolerance: 1e-2 }),
-        (ElemType::F64, &[6, 5, 3][..], Codec::ZfpFixedRate { rate: 40.0 }),
+        (ElemType::F32, &[37][..], Codec::zfp_rate(7.0)),
+        (ElemType::F64, &[9, 7][..], Codec::zfp_accuracy(1e-4)),
+        (ElemType::F32, &[5, 6, 7][..], Codec::zfp_accuracy(1e-2)),
+        (ElemType::F64, &[6, 5, 3][..], Codec::zfp_rate(40.0)),
     ] {
         let shape = Shape::from_dims(dims).unwrap();
         let values = Values::generate(Kind::Noisy, elem, shape, &mut rng);
@@ -175,7 +175,7 @@ fn absurd_headers_get_typed_errors() {
         assert!(ok, "mode {mode:#x}: {e}");
     }
     // A long-form fixed-rate header is fine (3D f64 at rate 64 needs one).
-    let stream = Codec::ZfpFixedRate { rate: 64.0 }.compress(&[1.5f64; 64], Shape::d3(4, 4, 4)).unwrap();
+    let stream = Codec::zfp_rate(64.0).compress(&[1.5f64; 64], Shape::d3(4, 4, 4)).unwrap();
     let mut out = [0f64; 64];
     codec_host::decompress_into(&stream, &mut out).unwrap();
     assert_eq!(out, [1.5; 64]);
@@ -186,7 +186,7 @@ fn truncated_multi_slab_streams_fail_in_parallel_decodes_too() {
     // 3 x 2048 blocks of 1D (several slabs), decoded with 4 threads: the parallel path.
     let exec = CpuExecutor::new(4).unwrap();
     let values = Values::generate(Kind::Smooth, ElemType::F32, Shape::d1(3 * 2048 * 4), &mut Rng::new(8));
-    let stream = values.compress(&Codec::ZfpFixedAccuracy { tolerance: 1e-4 }, Shape::d1(values.len()), &exec).unwrap();
+    let stream = values.compress(&Codec::zfp_accuracy(1e-4), Shape::d1(values.len()), &exec).unwrap();
     let full = Values::decompress(&stream, ElemType::F32, values.len(), &exec).unwrap();
     assert!(values.max_abs_diff(&full) <= 1e-4);
     let mut rng = Rng::new(9);

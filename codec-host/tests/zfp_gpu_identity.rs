@@ -127,10 +127,10 @@ fn field_data<T: Element>(n: usize) -> Vec<T> {
 
 fn all_codecs() -> [Codec; 4] {
     [
-        Codec::ZfpFixedRate { rate: 8.0 },
-        Codec::ZfpFixedRate { rate: 5.5 },
-        Codec::ZfpFixedAccuracy { tolerance: 1e-3 },
-        Codec::ZfpFixedAccuracy { tolerance: 1e-9 },
+        Codec::zfp_rate(8.0),
+        Codec::zfp_rate(5.5),
+        Codec::zfp_accuracy(1e-3),
+        Codec::zfp_accuracy(1e-9),
     ]
 }
 

@@ -146,7 +146,7 @@ fn every_shape_kind_and_mode_matches_zfpy() {
                     turn += 1;
                     let rate = rates[(turn * 7 + k) % rates.len()];
                     let tolerance = TOLERANCES[(turn + 3 * k) % TOLERANCES.len()];
-                    for codec in [Codec::ZfpFixedRate { rate }, Codec::ZfpFixedAccuracy { tolerance }] {
+                    for codec in [Codec::zfp_rate(rate), Codec::zfp_accuracy(tolerance)] {
                         cases.push(Case { values: values.clone(), shape, codec });
                     }
                 }
@@ -165,10 +165,10 @@ fn every_rate_and_tolerance_matches_zfpy() {
             let shape = Shape::from_dims(dims).unwrap();
             let values = Values::generate(kind, elem, shape, &mut rng);
             for rate in zfpy_rates(elem, dims.len()) {
-                cases.push(Case { values: values.clone(), shape, codec: Codec::ZfpFixedRate { rate } });
+                cases.push(Case { values: values.clone(), shape, codec: Codec::zfp_rate(rate) });
             }
             for tolerance in TOLERANCES {
-                cases.push(Case { values: values.clone(), shape, codec: Codec::ZfpFixedAccuracy { tolerance } });
+                cases.push(Case { values: values.clone(), shape, codec: Codec::zfp_accuracy(tolerance) });
             }
         }
     }
@@ -185,10 +185,10 @@ fn larger_arrays_match_zfpy_across_tiles_and_slabs() {
             let shape = Shape::from_dims(dims).unwrap();
             let values = Values::generate(Kind::Smooth, elem, shape, &mut rng);
             for codec in [
-                Codec::ZfpFixedRate { rate: 8.0 },
-                Codec::ZfpFixedRate { rate: 13.0 },
-                Codec::ZfpFixedAccuracy { tolerance: 1e-3 },
-                Codec::ZfpFixedAccuracy { tolerance: 1e-6 },
+                Codec::zfp_rate(8.0),
+                Codec::zfp_rate(13.0),
+                Codec::zfp_accuracy(1e-3),
+                Codec::zfp_accuracy(1e-6),
             ] {
                 cases.push(Case { values: values.clone(), shape, codec });
             }
@@ -226,9 +226,9 @@ fn small_rates_match_the_zfp_tool() {
             let shape = Shape::from_dims(dims).unwrap();
             let values = Values::generate(kind, elem, shape, &mut rng);
             for rate in [0.25, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 5.0] {
-                check_with_zfp_tool(&Case { values: values.clone(), shape, codec: Codec::ZfpFixedRate { rate } }, dir.path());
+                check_with_zfp_tool(&Case { values: values.clone(), shape, codec: Codec::zfp_rate(rate) }, dir.path());
             }
-            let codec = Codec::ZfpFixedAccuracy { tolerance: 1e-4 };
+            let codec = Codec::zfp_accuracy(1e-4);
             check_with_zfp_tool(&Case { values: values.clone(), shape, codec }, dir.path());
         }
     }

@@ -14,8 +14,8 @@ use common::{run_zfp, Rng};
 /// Rates and tolerances from the coarsest (where a truncated coefficient overshoots the
 /// most) to fine ones.
 fn codecs() -> Vec<Codec> {
-    let rates = [1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 32.0].map(|rate| Codec::ZfpFixedRate { rate });
-    let tols = [1e37, 1e35, 1e30, 1e10, 1e-3].map(|tolerance| Codec::ZfpFixedAccuracy { tolerance });
+    let rates = [1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 32.0].map(|rate| Codec::zfp_rate(rate));
+    let tols = [1e37, 1e35, 1e30, 1e10, 1e-3].map(|tolerance| Codec::zfp_accuracy(tolerance));
     rates.into_iter().chain(tols).collect()
 }
 
@@ -28,7 +28,7 @@ fn the_limit_is_2_to_the_126_for_f32_and_2_to_the_1022_for_f64() {
 #[test]
 fn values_at_or_above_the_limit_are_refused_with_their_index() {
     let limit = f32::from_bits(0x7e80_0000); // 2^126
-    for codec in [Codec::ZfpFixedRate { rate: 8.0 }, Codec::ZfpFixedAccuracy { tolerance: 1e-3 }] {
+    for codec in [Codec::zfp_rate(8.0), Codec::zfp_accuracy(1e-3)] {
         for big in [limit, -limit, 1.2e38, f32::MAX, f32::MIN] {
             let mut x = vec![1.0f32; 64];
             x[21] = big;
@@ -94,6 +94,6 @@ fn the_zfp_library_decodes_values_above_the_limit_as_infinity() {
     codec_host::decompress_into(&fs::read(&zfp).unwrap(), &mut ours).unwrap();
     assert_eq!(ours, [f32::NEG_INFINITY; 4]);
     // This codec refuses to write such a stream.
-    let e = Codec::ZfpFixedRate { rate: 3.0 }.compress(&[-1.2e38f32; 4], Shape::d1(4)).unwrap_err();
+    let e = Codec::zfp_rate(3.0).compress(&[-1.2e38f32; 4], Shape::d1(4)).unwrap_err();
     assert!(matches!(e, Error::NearOverflow { index: 0, .. }));
 }

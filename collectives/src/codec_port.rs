@@ -3,7 +3,7 @@
 //! so they are written once for every codec; the implementation calls codec-host's
 //! public API through a [`Backend`] (see [`CodecBackend`]).
 
-use codec_host::{Backend, Codec, CpuExecutor, Shape};
+use codec_host::{Backend, Codec, CpuExecutor, Shape, ZfpMode};
 
 use crate::{CollError, Value};
 
@@ -78,7 +78,7 @@ impl HostCodec {
     /// True if a stream must be decoded again to check the codec's promise (ZFP).
     #[cfg(feature = "cuda")]
     pub fn needs_check(&self) -> bool {
-        matches!(self.codec, Codec::ZfpFixedAccuracy { .. } | Codec::ZfpFixedRate { .. })
+        matches!(self.codec, Codec::Zfp { .. })
     }
 
     /// Decodes `stream` and checks it against `values`: every value finite (the input is,
@@ -89,8 +89,8 @@ impl HostCodec {
     /// keeps non-finite values as they are, so SZx streams are not decoded again.
     pub fn keeps_promise<T: Value>(&self, values: &[T], stream: &[u8]) -> codec_host::Result<bool> {
         let tolerance = match self.codec {
-            Codec::ZfpFixedAccuracy { tolerance } => tolerance,
-            Codec::ZfpFixedRate { .. } => f64::INFINITY,
+            Codec::Zfp { mode: ZfpMode::FixedAccuracy { tolerance } } => tolerance,
+            Codec::Zfp { mode: ZfpMode::FixedRate { .. } } => f64::INFINITY,
             _ => return Ok(true),
         };
         let mut decoded = vec![T::default(); values.len()];

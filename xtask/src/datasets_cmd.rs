@@ -4,7 +4,7 @@
 use clap::Args;
 use datasets::{field_stats, Named};
 use std::process::ExitCode;
-use codec_host::{Codec, CpuExecutor, Shape};
+use codec_host::{Codec, CpuExecutor, ErrorBound, Shape};
 use std::time::Instant;
 
 #[derive(Args)]
@@ -63,7 +63,7 @@ pub fn run(a: &DatasetsArgs) -> Result<ExitCode, String> {
 fn szx_figures(values: &[f32], exec: &CpuExecutor) -> Result<(f64, f64), String> {
     let shape = Shape::from_dims(&[values.len()]).map_err(|e| e.to_string())?;
     let t = Instant::now();
-    let stream = Codec::SzxRelative { rel_error: 1e-3 }.compress_with(values, shape, exec).map_err(|e| e.to_string())?;
+    let stream = Codec::szx(ErrorBound::Rel(1e-3)).compress_with(values, shape, exec).map_err(|e| e.to_string())?;
     let secs = t.elapsed().as_secs_f64();
     let bytes = std::mem::size_of_val(values) as f64;
     Ok((bytes / stream.len() as f64, bytes / secs / 1e6))

@@ -46,7 +46,7 @@ fn streams<T: Element>(exec: &CpuExecutor) -> Result<(Inputs, Inputs), String> {
     let mut zfp = Vec::new();
     for shape in [Shape::d1(37), Shape::d2(9, 7), Shape::d3(5, 4, 6), Shape::d1(300)] {
         let x = field::<T>(shape.len());
-        for codec in [Codec::ZfpFixedRate { rate: 4.0 }, Codec::ZfpFixedRate { rate: 13.0 }, Codec::ZfpFixedAccuracy { tolerance: 1e-3 }] {
+        for codec in [Codec::zfp_rate(4.0), Codec::zfp_rate(13.0), Codec::zfp_accuracy(1e-3)] {
             zfp.push(codec.compress_with(&x, shape, exec).map_err(err)?);
         }
     }

@@ -20,8 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use codec_host::szx::ErrorBound;
-use codec_host::{Backend, BackendElem, Codec, CpuExecutor, ElemType, Shape, StreamInfo};
+use codec_host::{Backend, BackendElem, Codec, CpuExecutor, ElemType, Shape, StreamInfo, SzxLayout};
 
 #[derive(Parser)]
 #[command(name = "ccoll", version, about = "Lossy compression of floating-point arrays (zfp 1.0 compatible streams)")]
@@ -190,16 +189,15 @@ fn compress_as<T: Raw>(raw: &[u8], a: &CompressArgs, backend: &Backend) -> Resul
     backend.compress(&codec(a)?, &values, a.dims).map_err(|e| e.to_string())
 }
 
-/// The codec of `compress`, with `--pipelined` applied.
+/// The codec of `compress`: `--pipelined` sets the layout of a plain SZx codec (one
+/// named with its chunk keeps it).
 fn codec(a: &CompressArgs) -> Result<Codec, String> {
-    if !a.pipelined {
-        return Ok(a.codec);
-    }
-    let chunk_values = codec_host::szx::SzxOptions::default().chunk_values;
     match a.codec {
-        Codec::Szx { abs_error } => Ok(Codec::SzxPipelined { bound: ErrorBound::Abs(abs_error), chunk_values }),
-        Codec::SzxRelative { rel_error } => Ok(Codec::SzxPipelined { bound: ErrorBound::Rel(rel_error), chunk_values }),
-        Codec::SzxPipelined { .. } => Ok(a.codec),
+        _ if !a.pipelined => Ok(a.codec),
+        Codec::Szx { bound, layout: SzxLayout::Plain } => {
+            Ok(Codec::Szx { bound, layout: SzxLayout::Pipelined { chunk_values: SzxLayout::DEFAULT_CHUNK_VALUES } })
+        }
+        Codec::Szx { layout: SzxLayout::Pipelined { .. }, .. } => Ok(a.codec),
         other => Err(format!("--pipelined applies to szx=E and szx-rel=R, not {other}")),
     }
 }
@@ -232,7 +230,7 @@ fn decompress_as<T: Raw>(stream: &[u8], info: &StreamInfo, backend: &Backend, ou
 /// Codec-specific lines for `info`.
 fn mode_lines(stream: &[u8], info: &StreamInfo) -> Vec<String> {
     match info.codec {
-        Codec::ZfpFixedRate { .. } | Codec::ZfpFixedAccuracy { .. } => match codec_host::zfp::Header::parse(stream) {
+        Codec::Zfp { .. } => match codec_host::zfp::Header::parse(stream) {
             Ok((h, bits)) => vec![
                 format!(
                     "mode: minbits {} maxbits {} maxprec {} minexp {}",
@@ -242,7 +240,7 @@ fn mode_lines(stream: &[u8], info: &StreamInfo) -> Vec<String> {
             ],
             Err(_) => Vec::new(),
         },
-        Codec::Szx { .. } | Codec::SzxRelative { .. } | Codec::SzxPipelined { .. } => match codec_host::szx::describe(stream) {
+        Codec::Szx { .. } => match codec_host::szx::describe(stream) {
             Ok(d) => {
                 let h = &d.header;
                 let b = &d.blocks;

@@ -324,9 +324,9 @@ impl CudaBackend {
         data: &'a DeviceSlice<T>,
         shape: Shape,
     ) -> Result<PendingCompress<'a, T>> {
-        match codec {
-            Codec::ZfpFixedRate { .. } | Codec::ZfpFixedAccuracy { .. } => self.zfp_compress_on(stream, codec, data, shape),
-            Codec::Szx { .. } | Codec::SzxRelative { .. } | Codec::SzxPipelined { .. } => self.szx_compress_on(stream, codec, data, shape),
+        match *codec {
+            Codec::Zfp { mode } => self.zfp_compress_on(stream, mode, data, shape),
+            Codec::Szx { bound, layout } => self.szx_compress_on(stream, bound, layout, data, shape),
         }
     }
 
@@ -369,15 +369,15 @@ impl CudaBackend {
         shape: Shape,
     ) -> Result<PendingCompress<'static, T>> {
         check_len(&shape, data.len())?;
-        if matches!(codec, Codec::ZfpFixedRate { .. } | Codec::ZfpFixedAccuracy { .. }) {
+        if matches!(codec, Codec::Zfp { .. }) {
             // As on the CPU: values zfp would decode as infinities are refused
             // (Error::NearOverflow), not coded. Device arrays are not checked (see docs/gpu.md).
             crate::zfp::check_codable(data, crate::CpuExecutor::global())?;
         }
         let d = self.upload_on(stream, data)?;
-        let q = match codec {
-            Codec::ZfpFixedRate { .. } | Codec::ZfpFixedAccuracy { .. } => self.zfp_queue(stream, codec, &d, shape)?,
-            _ => self.szx_queue(stream, szx::prepare_host(codec, data, shape)?, &d)?,
+        let q = match *codec {
+            Codec::Zfp { mode } => self.zfp_queue(stream, mode, &d, shape)?,
+            Codec::Szx { bound, layout } => self.szx_queue(stream, szx::prepare_host(bound, layout, data, shape)?, &d)?,
         };
         Ok(PendingCompress::owning(q, d))
     }

@@ -49,7 +49,7 @@ pub struct SzxOptions {
 
 impl Default for SzxOptions {
     fn default() -> Self {
-        SzxOptions { block_size: 128, chunk_values: 5120 }
+        SzxOptions { block_size: 128, chunk_values: crate::SzxLayout::DEFAULT_CHUNK_VALUES }
     }
 }
 

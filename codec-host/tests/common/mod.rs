@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use codec_host::{Codec, CpuExecutor, ElemType, Result, Shape};
+use codec_host::{Codec, CpuExecutor, ElemType, Result, Shape, ZfpMode};
 
 /// The Python that sees Debian's zfpy and numpy (not a pyenv one first on PATH).
 pub const PYTHON: &str = "/usr/bin/python3";
@@ -185,8 +185,8 @@ pub fn zfp_array_args(elem: ElemType, shape: Shape) -> Vec<String> {
 /// The `zfp` tool's mode arguments for a codec.
 pub fn zfp_mode_args(codec: &Codec) -> Vec<String> {
     match *codec {
-        Codec::ZfpFixedRate { rate } => vec!["-r".into(), rate.to_string()],
-        Codec::ZfpFixedAccuracy { tolerance } => vec!["-a".into(), tolerance.to_string()],
+        Codec::Zfp { mode: ZfpMode::FixedRate { rate } } => vec!["-r".into(), rate.to_string()],
+        Codec::Zfp { mode: ZfpMode::FixedAccuracy { tolerance } } => vec!["-a".into(), tolerance.to_string()],
         other => panic!("{other:?} is not a zfp mode"),
     }
 }
@@ -194,8 +194,8 @@ pub fn zfp_mode_args(codec: &Codec) -> Vec<String> {
 /// zfpy's keyword argument and value for a codec: `rate` or `tolerance`.
 pub fn zfpy_mode(codec: &Codec) -> (&'static str, f64) {
     match *codec {
-        Codec::ZfpFixedRate { rate } => ("rate", rate),
-        Codec::ZfpFixedAccuracy { tolerance } => ("tolerance", tolerance),
+        Codec::Zfp { mode: ZfpMode::FixedRate { rate } } => ("rate", rate),
+        Codec::Zfp { mode: ZfpMode::FixedAccuracy { tolerance } } => ("tolerance", tolerance),
         other => panic!("{other:?} is not a zfp mode"),
     }
 }

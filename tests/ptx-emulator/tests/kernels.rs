@@ -114,11 +114,11 @@ fn scan_kernels_give_exclusive_prefix_sums() {
 fn zfp_rate_encode<T: Plain + codec_host::Element>(dev: &mut Dev, data: &[T], shape: Shape, rate: f64) -> (Vec<u64>, ptx_emulator::LaunchStats, std::time::Duration) {
     use codec_host::zfp::{params_for, Header};
     use codec_kernels::bitstream::BitWriter;
-    let codec = codec_host::Codec::ZfpFixedRate { rate };
+    let codec = codec_host::Codec::zfp_rate(rate);
     let exec = CpuExecutor::new(1).unwrap();
     let cpu = codec.compress_with(data, shape, &exec).unwrap();
     let dims = shape.ndims();
-    let header = Header { elem: T::TYPE, shape, params: params_for(&codec, T::TYPE, dims).unwrap() };
+    let header = Header { elem: T::TYPE, shape, params: params_for(codec_host::ZfpMode::FixedRate { rate }, T::TYPE, dims).unwrap() };
     let mut hw = vec![0u64; header.bits().div_ceil(64)];
     let mut w = BitWriter::new(&mut hw[..], 0);
     header.write(&mut w).unwrap();
@@ -220,7 +220,7 @@ fn zfp_fixed_rate_decode_matches_the_cpu() {
     let exec = CpuExecutor::new(1).unwrap();
     let (nx, ny) = (23, 14);
     let x: Vec<f64> = field_f32(nx * ny, 7).iter().map(|&v| v as f64 * 0.01).collect();
-    let codec = codec_host::Codec::ZfpFixedRate { rate: 16.0 };
+    let codec = codec_host::Codec::zfp_rate(16.0);
     let stream = codec.compress_with(&x, Shape::d2(nx, ny), &exec).unwrap();
     let mut want = vec![0f64; x.len()];
     codec_host::decompress_into_with(&stream, &mut want, &exec).unwrap();

@@ -1,7 +1,7 @@
 //! Calibration: the codec's single-core compression and decompression throughput and
 //! ratio, and the element-wise reduction throughput, measured in this process.
 
-use codec_host::{Codec, CpuExecutor, Shape};
+use codec_host::{Codec, CpuExecutor, Shape, SzxLayout};
 use collectives::model::Params;
 use std::time::Instant;
 
@@ -86,7 +86,7 @@ impl Calibration {
 /// An SZx codec as ccoll-bench writes it (`szx-rel=R`, `szx=E`).
 fn parse_codec(s: &str) -> Result<Codec, String> {
     match collectives::config::parse_codec(s).map_err(|e| e.to_string())? {
-        c @ (Codec::SzxRelative { .. } | Codec::Szx { .. }) => Ok(c),
+        c @ Codec::Szx { layout: SzxLayout::Plain, .. } => Ok(c),
         _ => Err(format!("codec {s:?}: the model calibrates SZx only")),
     }
 }
@@ -118,11 +118,12 @@ fn reduce_throughput() -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use codec_host::ErrorBound;
 
     #[test]
     fn codec_strings_parse() {
-        assert_eq!(parse_codec("szx-rel=1e-3"), Ok(Codec::SzxRelative { rel_error: 1e-3 }));
-        assert_eq!(parse_codec("szx=0.5"), Ok(Codec::Szx { abs_error: 0.5 }));
+        assert_eq!(parse_codec("szx-rel=1e-3"), Ok(Codec::szx(ErrorBound::Rel(1e-3))));
+        assert_eq!(parse_codec("szx=0.5"), Ok(Codec::szx(ErrorBound::Abs(0.5))));
         for bad in ["szx", "szx-rel=x", "zfp-rate=8"] {
             assert!(parse_codec(bad).is_err(), "{bad}");
         }
