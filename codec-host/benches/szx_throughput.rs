@@ -11,8 +11,8 @@
 
 use std::hint::black_box;
 
-use codec_host::szx::{self, ErrorBound, SzxOptions};
-use codec_host::{CpuExecutor, Shape};
+use codec_host::szx::{self, pipelined, ErrorBound, SzxOptions};
+use codec_host::{Backend, CpuExecutor, Shape};
 
 mod support;
 use support::c_szx::CSzx;
@@ -73,17 +73,19 @@ impl Side {
 
 /// One repetition of ours: compress into a reused buffer, decompress into a new vector
 /// (as the C API does, first-touch page faults included) and into `reused`.
-fn ours_rep(x: &[f32], e: f64, exec: &CpuExecutor, buf: &mut [u8], reused: &mut [f32], side: &mut Side, check: bool) {
-    let opts = SzxOptions::default();
-    let (tc, len) = timed(|| szx::compress_into(x, Shape::d1(x.len()), ErrorBound::Abs(e), &opts, buf, exec).expect("compress"));
+fn ours_rep(x: &[f32], e: f64, backend: &Backend, buf: &mut [u8], reused: &mut [f32], side: &mut Side, check: bool) {
+    let exec = backend.executor().expect("a CPU backend");
+    let block = SzxOptions::default().block_size;
+    let mut compress = || pipelined::Encoder::plain(x, Shape::d1(x.len()), ErrorBound::Abs(e), block, exec)?.compress_into(buf, exec, |_, _| {});
+    let (tc, len) = timed(|| compress().expect("compress"));
     let stream = &buf[..len];
     let (td, back) = timed(|| {
         let mut out = vec![0f32; x.len()];
-        szx::decompress_into(stream, &mut out, exec).expect("decompress");
+        codec_host::decompress_into(stream, &mut out, backend).expect("decompress");
         out
     });
     let (tr, ()) = timed(|| {
-        szx::decompress_into(stream, reused, exec).expect("decompress");
+        codec_host::decompress_into(stream, reused, backend).expect("decompress");
     });
     side.comp.push(tc);
     side.decomp.push(td);
@@ -113,7 +115,7 @@ fn main() {
     let quick = std::env::var("CCOLL_SZX_BENCH_QUICK").is_ok_and(|v| v == "1");
     let only = std::env::var("CCOLL_SZX_BENCH_DATA").ok();
     let c = std::env::var_os("CCOLL_SZX_C").map(|path| CSzx::open(path.as_ref()).unwrap_or_else(|e| panic!("CCOLL_SZX_C: {e}")));
-    let exec = CpuExecutor::new(1).expect("executor");
+    let backend = Backend::with_executor(CpuExecutor::new(1).expect("executor"));
     println!(
         "SZx, one thread: ours vs the C SZx (blocked serial, block 128), in-process, interleaved; \
          median of {reps}; per-thread CPU time; MB/s of uncompressed f32 data; E = R * (max - min)."
@@ -150,7 +152,7 @@ fn main() {
                 if let Some(c) = &c {
                     c_rep(c, &x, e32, &mut c_buf, &mut theirs, rep == 0);
                 }
-                ours_rep(&x, e, &exec, &mut ours_buf, &mut reused, &mut ours, rep == 0);
+                ours_rep(&x, e, &backend, &mut ours_buf, &mut reused, &mut ours, rep == 0);
             }
             all_held &= ours.err <= e;
             let (oc, od, or) = (ours.comp_mbps(n), ours.decomp_mbps(n), ours.ratio(n));

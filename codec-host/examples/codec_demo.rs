@@ -4,7 +4,7 @@
 //! `cargo run --release -p codec-host --example codec_demo [-- EDGE]` (EDGE: grid edge,
 //! default 256, i.e. the 64 MiB reference field).
 
-use codec_host::{Codec, CpuExecutor, ErrorBound, Shape};
+use codec_host::{Backend, Codec, CpuExecutor, ErrorBound, Shape};
 use std::time::Instant;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -30,10 +30,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut back = vec![0f32; field.len()];
     for codec in codecs {
         let t = Instant::now();
-        let stream = codec.compress_with(&field, shape, exec)?;
+        let stream = codec.compress(&field, shape, &Backend::cpu())?;
         let tc = t.elapsed().as_secs_f64();
         let t = Instant::now();
-        let info = codec_host::decompress_into_with(&stream, &mut back, exec)?;
+        let info = codec_host::decompress_into(&stream, &mut back, &Backend::cpu())?;
         let td = t.elapsed().as_secs_f64();
         println!(
             "{:<22} {:>8.2} {:>12.3e} {:>14.0} {:>14.0}",

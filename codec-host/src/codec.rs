@@ -4,7 +4,7 @@ use core::fmt;
 use core::str::FromStr;
 
 use crate::szx::{self, ErrorBound, SzxOptions};
-use crate::{zfp, CpuExecutor, ElemType, Element, Error, Result, Shape};
+use crate::{zfp, Backend, BackendElem, CpuExecutor, ElemType, Element, Error, Result, Shape};
 
 /// A lossy codec and its parameters: one variant per codec family.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -134,13 +134,30 @@ impl StreamInfo {
 }
 
 impl Codec {
-    /// Compresses `data` of the given shape on the shared executor.
-    pub fn compress<T: Element>(&self, data: &[T], shape: Shape) -> Result<Vec<u8>> {
-        self.compress_with(data, shape, CpuExecutor::global())
+    /// Compresses `data` of `shape` (x fastest) into a stream with a full header, on
+    /// `backend`: the CPU executor with its threads, or the CUDA device (upload, encode,
+    /// download). The stream is the same byte for byte on every backend.
+    pub fn compress<T: BackendElem>(&self, data: &[T], shape: Shape, backend: &Backend) -> Result<Vec<u8>> {
+        backend.compress(self, data, shape)
     }
 
-    /// Compresses `data` of the given shape on `exec`.
-    pub fn compress_with<T: Element>(&self, data: &[T], shape: Shape, exec: &CpuExecutor) -> Result<Vec<u8>> {
+    /// Queues the compression of the device array `data` (shape `shape`) on `stream` of
+    /// `backend`, which must be a CUDA backend ([`Error::NoDevice`] otherwise). Several
+    /// can be in flight on several streams at once; the stream is the host path's byte
+    /// for byte. Values are not checked for ZFP's overflow limit (see `docs/gpu.md`).
+    #[cfg(feature = "cuda")]
+    pub fn compress_on<'a, T: BackendElem>(
+        &self,
+        data: &'a cust::memory::DeviceSlice<T>,
+        shape: Shape,
+        backend: &Backend,
+        stream: &crate::cuda::GpuStream,
+    ) -> Result<crate::cuda::PendingCompress<'a, T>> {
+        backend.device()?.compress_on(stream, self, data, shape)
+    }
+
+    /// The CPU path of [`compress`](Self::compress), on `exec`.
+    pub(crate) fn compress_cpu<T: Element>(&self, data: &[T], shape: Shape, exec: &CpuExecutor) -> Result<Vec<u8>> {
         match *self {
             Codec::Zfp { mode } => zfp::compress(mode, data, shape, exec),
             Codec::Szx { bound, layout: SzxLayout::Plain } => szx::compress_with_options(data, shape, bound, &SzxOptions::default(), exec),
@@ -159,14 +176,29 @@ pub fn inspect(stream: &[u8]) -> Result<StreamInfo> {
     zfp::inspect(stream)
 }
 
-/// Decodes `stream` into `out` on the shared executor; `out` must hold at least as many
-/// values as the stream declares. Returns what the header said.
-pub fn decompress_into<T: Element>(stream: &[u8], out: &mut [T]) -> Result<StreamInfo> {
-    decompress_into_with(stream, out, CpuExecutor::global())
+/// Decodes `stream` (any ccoll or zfp stream) into the first values of `out` on
+/// `backend`; `out` must hold at least as many values as the stream declares. Returns
+/// what the header said.
+pub fn decompress_into<T: BackendElem>(stream: &[u8], out: &mut [T], backend: &Backend) -> Result<StreamInfo> {
+    backend.decompress_into(stream, out)
 }
 
-/// Decodes `stream` into `out` on `exec`.
-pub fn decompress_into_with<T: Element>(stream: &[u8], out: &mut [T], exec: &CpuExecutor) -> Result<StreamInfo> {
+/// Queues the decoding of the device stream `input` into the first values of the device
+/// array `out` on `stream` of `backend`, a CUDA backend. `input` must be complete in
+/// `stream`'s order (a waited-for [`Codec::compress_on`], or
+/// [`Backend::upload_stream`] on the same stream).
+#[cfg(feature = "cuda")]
+pub fn decompress_on<'a, T: BackendElem>(
+    input: &'a crate::cuda::DeviceStream,
+    out: &'a mut cust::memory::DeviceSlice<T>,
+    backend: &Backend,
+    stream: &crate::cuda::GpuStream,
+) -> Result<crate::cuda::PendingDecompress<'a>> {
+    backend.device()?.decompress_on(stream, input, out)
+}
+
+/// The CPU path of [`decompress_into`], on `exec`.
+pub(crate) fn decompress_cpu<T: Element>(stream: &[u8], out: &mut [T], exec: &CpuExecutor) -> Result<StreamInfo> {
     if szx::is_szx(stream) {
         let info = szx::inspect(stream)?;
         szx::decompress_into(stream, out, exec)?;

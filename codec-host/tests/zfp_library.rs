@@ -10,7 +10,7 @@ mod common;
 use std::fs;
 use std::path::Path;
 
-use codec_host::{Codec, CpuExecutor, ElemType, Shape};
+use codec_host::{Backend, Codec, CpuExecutor, ElemType, Shape};
 use common::{dtype, pad8, run_python, run_zfp, zfp_array_args, zfp_mode_args, zfpy_mode, Kind, Rng, Values, KINDS};
 
 /// One comparison.
@@ -44,7 +44,7 @@ for line in open(d + '/cases.txt'):
 "#;
 
 /// Checks one case whose library files are in `dir` under `prefix`; returns the problems.
-fn compare(case: &Case, ours: &[u8], lib: &[u8], lib_of_lib: &[u8], lib_of_ours: &[u8], exec: &CpuExecutor) -> Vec<String> {
+fn compare(case: &Case, ours: &[u8], lib: &[u8], lib_of_lib: &[u8], lib_of_ours: &[u8], exec: &Backend) -> Vec<String> {
     let mut problems = Vec::new();
     let elem = case.values.elem();
     let n = case.values.len();
@@ -67,7 +67,7 @@ fn compare(case: &Case, ours: &[u8], lib: &[u8], lib_of_lib: &[u8], lib_of_ours:
 
 /// Runs `cases` through zfpy in one batch and asserts identity for all of them.
 fn check_with_zfpy(cases: &[Case]) {
-    let exec = CpuExecutor::new(2).unwrap();
+    let exec = Backend::with_executor(CpuExecutor::new(2).unwrap());
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let mut manifest = String::new();
@@ -200,7 +200,7 @@ fn larger_arrays_match_zfpy_across_tiles_and_slabs() {
 /// Compresses with the `zfp` tool (which passes the type, so tiny rates are raised to
 /// 1 + EBITS bits per block) and checks identity both ways.
 fn check_with_zfp_tool(case: &Case, dir: &Path) {
-    let exec = CpuExecutor::new(1).unwrap();
+    let exec = Backend::with_executor(CpuExecutor::new(1).unwrap());
     let elem = case.values.elem();
     let [input, lib, ours_path, lib_dec, ours_dec] =
         ["in", "lib", "ours", "libdec", "oursdec"].map(|e| dir.join(format!("c.{e}")).to_str().unwrap().to_string());

@@ -35,7 +35,7 @@ pub(crate) struct HostCodec {
 
 impl PieceCodec for HostCodec {
     fn compress<T: Value>(&self, values: &[T], out: &mut Vec<u8>) -> codec_host::Result<Encoded> {
-        let stream = match self.backend.compress(&self.codec, values, Shape::d1(values.len())) {
+        let stream = match self.codec.compress(values, Shape::d1(values.len()), self.backend) {
             Ok(stream) => stream,
             // Values zfp cannot code (non-finite, or so large they may decode to infinity)
             // travel raw.
@@ -51,7 +51,7 @@ impl PieceCodec for HostCodec {
 
     fn decompress<T: Value>(&self, bytes: &[u8], out: &mut [T]) -> codec_host::Result<()> {
         self.check_stream::<T>(bytes, out.len())?;
-        self.backend.decompress_into(bytes, out)?;
+        codec_host::decompress_into(bytes, out, self.backend)?;
         Ok(())
     }
 }
@@ -94,7 +94,7 @@ impl HostCodec {
             _ => return Ok(true),
         };
         let mut decoded = vec![T::default(); values.len()];
-        self.backend.decompress_into(stream, &mut decoded)?;
+        codec_host::decompress_into(stream, &mut decoded, self.backend)?;
         Ok(values.iter().zip(&decoded).all(|(x, y)| {
             let (x, y) = (x.to_f64(), y.to_f64());
             y.is_finite() && (x - y).abs() <= tolerance

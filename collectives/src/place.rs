@@ -257,7 +257,7 @@ mod device {
                 while next < plan.len() && next < i + streams.len() {
                     if plan[next].1 {
                         let s = &streams[next % streams.len()];
-                        queued.push_back(backend.compress_on(s, &codec.codec, &views[next], Shape::d1(views[next].len())));
+                        queued.push_back(codec.codec.compress_on(&views[next], Shape::d1(views[next].len()), backend, s));
                     }
                     next += 1;
                 }
@@ -289,7 +289,7 @@ mod device {
             let s = stream(backend)?;
             let input = backend.upload_stream(s, bytes)?;
             let mut piece = self.index(range);
-            backend.decompress_on(s, &input, &mut piece)?.wait()
+            codec_host::decompress_on(&input, &mut piece, backend, s)?.wait()
         }
 
         fn write_le(&self, range: Range<usize>, out: &mut Vec<u8>) -> codec_host::Result<()> {

@@ -186,7 +186,7 @@ fn compress_as<T: Raw>(raw: &[u8], a: &CompressArgs, backend: &Backend) -> Resul
         ));
     }
     let values: Vec<T> = raw.chunks_exact(T::SIZE).map(T::from_le).collect();
-    backend.compress(&codec(a)?, &values, a.dims).map_err(|e| e.to_string())
+    codec(a)?.compress(&values, a.dims, backend).map_err(|e| e.to_string())
 }
 
 /// The codec of `compress`: `--pipelined` sets the layout of a plain SZx codec (one
@@ -213,7 +213,7 @@ fn decompress_as<T: Raw>(stream: &[u8], info: &StreamInfo, backend: &Backend, ou
         format!("cannot allocate {} bytes for the {n} values the stream declares", n.saturating_mul(T::SIZE))
     })?;
     values.resize(n, T::default());
-    backend.decompress_into(stream, &mut values).map_err(|e| e.to_string())?;
+    codec_host::decompress_into(stream, &mut values, backend).map_err(|e| e.to_string())?;
     output::write_atomically(output, |w| {
         let mut bytes = [0u8; 1 << 16];
         for vs in values.chunks(bytes.len() / T::SIZE) {

@@ -7,8 +7,8 @@
 //! `codec_kernels::kernels`. Work is asynchronous per stream: a caller can keep N
 //! compressions in flight on N streams (the multi-stream scheme of ZFP-OPT) and order
 //! streams against each other with [`GpuEvent`]s. Every codec compresses from and
-//! decompresses into device arrays ([`CudaBackend::compress_on`],
-//! [`CudaBackend::decompress_on`]); the host-slice calls wrap those. Without a device (or
+//! decompresses into device arrays (`Codec::compress_on`, `decompress_on` with a CUDA
+//! [`Backend`](crate::Backend)); the host-slice calls wrap those. Without a device (or
 //! without a driver) [`CudaBackend::new`] returns [`Error::NoDevice`]. The driver library
 //! is loaded at run time ([`driver`]), so a cuda-enabled binary starts without one.
 
@@ -317,7 +317,7 @@ impl CudaBackend {
     /// Queues the compression of `data` (on the device, shape `shape`) with `codec` on
     /// `stream`; the stream is the CPU codec's byte for byte. Several can be in flight on
     /// several streams at once.
-    pub fn compress_on<'a, T: GpuElement>(
+    pub(crate) fn compress_on<'a, T: GpuElement>(
         &self,
         stream: &GpuStream,
         codec: &Codec,
@@ -333,7 +333,7 @@ impl CudaBackend {
     /// Queues the decompression of `input` into the first values of `out` on `stream`.
     /// `input` must be complete in `stream`'s order (a waited-for compression, or an
     /// [`upload_stream`](Self::upload_stream) on the same stream).
-    pub fn decompress_on<'a, T: GpuElement>(
+    pub(crate) fn decompress_on<'a, T: GpuElement>(
         &self,
         stream: &GpuStream,
         input: &'a DeviceStream,
@@ -353,7 +353,7 @@ impl CudaBackend {
     }
 
     /// Compresses host data on the GPU (upload, encode, download).
-    pub fn compress<T: GpuElement>(&self, codec: &Codec, data: &[T], shape: Shape) -> Result<Vec<u8>> {
+    pub(crate) fn compress<T: GpuElement>(&self, codec: &Codec, data: &[T], shape: Shape) -> Result<Vec<u8>> {
         let stream = self.stream()?;
         self.compress_host_on(&stream, codec, data, shape)?.wait_host()
     }
@@ -382,21 +382,8 @@ impl CudaBackend {
         Ok(PendingCompress::owning(q, d))
     }
 
-    /// Compresses several host arrays at once, each on its own stream (ZFP-OPT's
-    /// multi-stream scheme: the uploads, kernels and downloads of different arrays
-    /// overlap). Returns the streams in input order.
-    pub fn compress_batch<T: GpuElement>(&self, codec: &Codec, inputs: &[(&[T], Shape)]) -> Result<Vec<Vec<u8>>> {
-        let streams = inputs.iter().map(|_| self.stream()).collect::<Result<Vec<_>>>()?;
-        let pending = inputs
-            .iter()
-            .zip(&streams)
-            .map(|((data, shape), s)| self.compress_host_on(s, codec, data, *shape))
-            .collect::<Result<Vec<_>>>()?;
-        pending.into_iter().map(PendingCompress::wait_host).collect()
-    }
-
     /// Decodes a stream in host memory into `out` on the GPU (upload, decode, download).
-    pub fn decompress_into<T: GpuElement>(&self, bytes: &[u8], out: &mut [T]) -> Result<StreamInfo> {
+    pub(crate) fn decompress_into<T: GpuElement>(&self, bytes: &[u8], out: &mut [T]) -> Result<StreamInfo> {
         let info = crate::inspect(bytes)?;
         if info.elem != T::TYPE {
             return Err(Error::TypeMismatch { stream: info.elem, requested: T::TYPE });

@@ -39,7 +39,7 @@ impl CudaBackend {
     /// `stream`. An absolute bound queues everything at once. A relative bound needs the
     /// value range first, and no kernel computes it: the call waits for `stream`, copies
     /// `data` to the host and takes the range there (the one host wait of this path).
-    pub fn szx_compress_on<'a, T: GpuElement>(
+    pub(crate) fn szx_compress_on<'a, T: GpuElement>(
         &self,
         stream: &GpuStream,
         bound: ErrorBound,

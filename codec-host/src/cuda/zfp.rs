@@ -55,7 +55,7 @@ fn block_bound<T: GpuElement>(p: &Params, dims: usize) -> usize {
 
 impl CudaBackend {
     /// Queues the ZFP compression of `data` (on the device, shape `shape`) on `stream`.
-    pub fn zfp_compress_on<'a, T: GpuElement>(
+    pub(crate) fn zfp_compress_on<'a, T: GpuElement>(
         &self,
         stream: &GpuStream,
         mode: ZfpMode,

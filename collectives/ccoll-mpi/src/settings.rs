@@ -127,7 +127,7 @@ fn parse_checked_codec(v: &str) -> Result<Codec, InvalidSetting> {
     let invalid = |reason: String| InvalidSetting { var: ENV_CODEC, value: v.to_string(), reason, accepted: accepted() };
     let codec = parse_codec(v).map_err(|_| invalid("not a codec spec".into()))?;
     let ramp: Vec<f32> = (0..1024u16).map(|i| f32::from(i) * 0.25).collect();
-    codec.compress(&ramp, Shape::d1(ramp.len())).map_err(|e| invalid(e.to_string()))?;
+    codec.compress(&ramp, Shape::d1(ramp.len()), &codec_host::Backend::cpu()).map_err(|e| invalid(e.to_string()))?;
     Ok(codec)
 }
 

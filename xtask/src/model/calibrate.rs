@@ -1,7 +1,7 @@
 //! Calibration: the codec's single-core compression and decompression throughput and
 //! ratio, and the element-wise reduction throughput, measured in this process.
 
-use codec_host::{Codec, CpuExecutor, Shape, SzxLayout};
+use codec_host::{Backend, Codec, CpuExecutor, Shape, SzxLayout};
 use collectives::model::Params;
 use std::time::Instant;
 
@@ -30,15 +30,15 @@ impl Calibration {
         let codec = parse_codec(codec)?;
         let spec = datasets::parse_spec(dataset).map_err(|e| e.to_string())?;
         let data = spec.load_len(VALUES, datasets::DEFAULT_SEED).map_err(|e| e.to_string())?.values.to_f32();
-        let exec = CpuExecutor::new(1).map_err(|e| e.to_string())?;
+        let one = Backend::with_executor(CpuExecutor::new(1).map_err(|e| e.to_string())?);
         let shape = Shape::from_dims(&[data.len()]).map_err(|e| e.to_string())?;
         let mut stream = Vec::new();
         let comp = best_of(|| {
-            stream = codec.compress_with(&data, shape, &exec).map_err(|e| e.to_string())?;
+            stream = codec.compress(&data, shape, &one).map_err(|e| e.to_string())?;
             Ok(())
         })?;
         let mut out = vec![0f32; data.len()];
-        let decomp = best_of(|| codec_host::decompress_into_with(&stream, &mut out, &exec).map(drop).map_err(|e| e.to_string()))?;
+        let decomp = best_of(|| codec_host::decompress_into(&stream, &mut out, &one).map(drop).map_err(|e| e.to_string()))?;
         let bytes = (data.len() * 4) as f64;
         Ok(Calibration {
             comp_bytes_per_s: bytes / comp,
