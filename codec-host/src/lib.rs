@@ -47,7 +47,7 @@ pub use codec::{decompress_into, inspect, Codec, StreamInfo, SzxLayout, ZfpMode,
 #[cfg(feature = "cuda")]
 pub use codec::decompress_on;
 pub use szx::ErrorBound;
-pub use element::{ElemType, Element};
+pub use element::{extend_le, read_le, ElemType, Element};
 pub use error::{Error, Result};
 pub use executor::CpuExecutor;
 pub use shape::Shape;

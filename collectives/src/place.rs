@@ -6,10 +6,10 @@
 
 use core::ops::{DerefMut, Range};
 
-use codec_host::Backend;
+use codec_host::{extend_le, read_le, Backend};
 
 use crate::codec_port::{Encoded, HostCodec, PieceCodec};
-use crate::value::{extend_le, finite_range, read_le};
+use crate::value::finite_range;
 use crate::{ReduceOp, Value};
 
 /// What [`Place::compress_each`] made of one piece.
@@ -129,12 +129,12 @@ mod device {
     use std::collections::VecDeque;
 
     use codec_host::cuda::{CudaBackend, DeviceStream, GpuStream};
-    use codec_host::{Backend, Error, Shape};
+    use codec_host::{extend_le, read_le, Backend, Error, Shape};
     use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice, LockedBuffer};
 
     use super::{Coded, Place};
     use crate::codec_port::HostCodec;
-    use crate::value::{extend_le, finite_range, read_le};
+    use crate::value::finite_range;
     use crate::{ReduceOp, Value};
 
     fn cuda(backend: &Backend) -> codec_host::Result<&CudaBackend> {

@@ -139,29 +139,6 @@ fn parse<T: std::str::FromStr<Err = codec_host::Error>>(s: &str) -> Result<T, St
     s.parse().map_err(|e: codec_host::Error| e.to_string())
 }
 
-/// Raw little-endian encoding of the element types.
-trait Raw: BackendElem {
-    const SIZE: usize;
-    fn from_le(bytes: &[u8]) -> Self;
-    fn put_le(self, out: &mut [u8]);
-}
-
-macro_rules! raw {
-    ($t:ty) => {
-        impl Raw for $t {
-            const SIZE: usize = core::mem::size_of::<$t>();
-            fn from_le(bytes: &[u8]) -> Self {
-                <$t>::from_le_bytes(bytes.try_into().unwrap_or_default())
-            }
-            fn put_le(self, out: &mut [u8]) {
-                out.copy_from_slice(&self.to_le_bytes());
-            }
-        }
-    };
-}
-raw!(f32);
-raw!(f64);
-
 fn read(path: &PathBuf) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
@@ -170,7 +147,7 @@ fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
     output::write_atomically(path, |w| w.write_all(bytes))
 }
 
-fn compress_as<T: Raw>(raw: &[u8], a: &CompressArgs, backend: &Backend) -> Result<Vec<u8>, String> {
+fn compress_as<T: BackendElem>(raw: &[u8], a: &CompressArgs, backend: &Backend) -> Result<Vec<u8>, String> {
     if a.dims.is_empty() {
         return Err(codec_host::Error::ZeroSize.to_string());
     }
@@ -185,7 +162,7 @@ fn compress_as<T: Raw>(raw: &[u8], a: &CompressArgs, backend: &Backend) -> Resul
             n.saturating_mul(T::SIZE)
         ));
     }
-    let values: Vec<T> = raw.chunks_exact(T::SIZE).map(T::from_le).collect();
+    let values: Vec<T> = raw.chunks_exact(T::SIZE).map(T::get_le).collect();
     codec(a)?.compress(&values, a.dims, backend).map_err(|e| e.to_string())
 }
 
@@ -206,7 +183,7 @@ fn codec(a: &CompressArgs) -> Result<Codec, String> {
 /// as raw little-endian bytes through a small buffer: the peak is the stream plus the
 /// values. The buffer is reserved fallibly, so a stream declaring more values than memory
 /// (or `ulimit -v`) allows is an error, not an abort.
-fn decompress_as<T: Raw>(stream: &[u8], info: &StreamInfo, backend: &Backend, output: &Path) -> Result<(), String> {
+fn decompress_as<T: BackendElem>(stream: &[u8], info: &StreamInfo, backend: &Backend, output: &Path) -> Result<(), String> {
     let n = info.shape.len();
     let mut values: Vec<T> = Vec::new();
     values.try_reserve_exact(n).map_err(|_| {
