@@ -14,8 +14,8 @@ use common::{run_zfp, Rng};
 /// Rates and tolerances from the coarsest (where a truncated coefficient overshoots the
 /// most) to fine ones.
 fn codecs() -> Vec<Codec> {
-    let rates = [1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 32.0].map(|rate| Codec::zfp_rate(rate));
-    let tols = [1e37, 1e35, 1e30, 1e10, 1e-3].map(|tolerance| Codec::zfp_accuracy(tolerance));
+    let rates = [1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 32.0].map(Codec::zfp_rate);
+    let tols = [1e37, 1e35, 1e30, 1e10, 1e-3].map(Codec::zfp_accuracy);
     rates.into_iter().chain(tols).collect()
 }
 
