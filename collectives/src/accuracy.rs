@@ -32,6 +32,9 @@ pub fn compressions_per_value(op: CollOp, algorithm: Algorithm, ranks: usize) ->
         (Reduce, _) => p - 1 + binomial_depth(ranks),
         // Ring reduce-scatter (p - 1), allgather compressing once (1).
         (Allreduce, CColl | Ring | Hierarchical) => p,
+        // Every input compressed once; the hops that code blocks again add one each
+        // for those blocks, counted as the call runs (see `alg::cdr`).
+        (Allreduce, CompressedDomain) => p,
         // Ring reduce-scatter, then an allgather that recompresses at every hop.
         (Allreduce, CprP2p) => 2 * (p - 1),
         // p' - 1 exchanges feed each result (p' the largest power of two <= p), plus one

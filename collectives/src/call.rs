@@ -68,6 +68,9 @@ pub(crate) struct Call {
     /// The process's kernel launches when the call began (for `device_launches`).
     #[cfg(feature = "cuda")]
     launches_before: u64,
+    /// True when the call's buffers are on the device (its stream is waited for at the end).
+    #[cfg(feature = "cuda")]
+    device: bool,
 }
 
 /// Starts a call whose input on this rank is `input`, to run `algorithm`. With `agree`,
@@ -93,6 +96,18 @@ pub(crate) fn begin<T: Value, W: Place<T> + ?Sized>(
         setup.local_error.get_or_insert(e);
         CodecBackend::Cpu.resolve().expect("the CPU backend always starts")
     });
+    // Device buffers: the codec work must run on the device, after what the caller
+    // queued there.
+    #[cfg(feature = "cuda")]
+    if W::DEVICE {
+        let entered = match backend.cuda_backend() {
+            Some(_) => crate::place::device::enter().map_err(CollError::from),
+            None => Err(CollError::Config(format!("device buffers need the CUDA backend; this is {}", backend.describe()))),
+        };
+        if let Err(e) = entered {
+            setup.local_error.get_or_insert(e);
+        }
+    }
     let local_range = if needs_range(&cfg.codec) {
         input.finite_range(range).unwrap_or_else(|e| {
             setup.local_error.get_or_insert(e.into());
@@ -141,6 +156,8 @@ pub(crate) fn begin<T: Value, W: Place<T> + ?Sized>(
     Ok(Call {
         #[cfg(feature = "cuda")]
         launches_before,
+        #[cfg(feature = "cuda")]
+        device: W::DEVICE,
         comm,
         op: setup.op,
         // The configured codec (which every rank shares), not the resolved one: a
@@ -197,6 +214,12 @@ impl Call {
 
     /// Ends the call: the stats with `k` compressions per value, or the first error.
     pub fn finish(mut self, k: u32, reduce: Option<ReduceOp>) -> Result<CollStats> {
+        #[cfg(feature = "cuda")]
+        if self.device {
+            if let Err(e) = crate::place::device::leave() {
+                self.fail(e.into());
+            }
+        }
         if let Some(e) = self.fault {
             return Err(e);
         }
@@ -241,13 +264,26 @@ impl Call {
         ranges: &[Range<usize>],
         index: impl Fn(usize) -> usize,
         pieces: usize,
+        emit: impl FnMut(&mut Call, usize, Vec<u8>),
+    ) {
+        self.frames_labeled(work, ranges, |i| (index(i), pieces), emit);
+    }
+
+    /// [`Call::frames_each`] where `label(i)` gives each piece's own frame index and
+    /// piece count (pieces of several blocks in one pipeline).
+    pub fn frames_labeled<T: Value, W: Place<T> + ?Sized>(
+        &mut self,
+        work: &W,
+        ranges: &[Range<usize>],
+        label: impl Fn(usize) -> (usize, usize),
         mut emit: impl FnMut(&mut Call, usize, Vec<u8>),
     ) {
         let plan: Vec<(Range<usize>, bool)> =
             ranges.iter().map(|r| (r.clone(), self.encoder.is_some() && !r.is_empty() && r.len() * T::SIZE >= self.min_bytes)).collect();
         let codec = self.encoder.unwrap_or(self.decoder);
         work.compress_each(&codec, &plan, self.streams, &mut |i, coded| {
-            let frame = self.frame_coded(work, plan[i].0.clone(), index(i), pieces, coded);
+            let (index, pieces) = label(i);
+            let frame = self.frame_coded(work, plan[i].0.clone(), index, pieces, coded);
             emit(self, i, frame);
         });
     }
@@ -291,6 +327,12 @@ impl Call {
             }
             flags |= RAW;
         }
+        self.write_header::<T>(&mut out, flags, index, pieces, count);
+        out
+    }
+
+    /// Writes the header of the frame `out` (its payload after [`HEADER_LEN`] bytes).
+    fn write_header<T: Value>(&self, out: &mut [u8], flags: u8, index: usize, pieces: usize, count: usize) {
         let header = Header {
             flags,
             op: self.op,
@@ -304,7 +346,6 @@ impl Call {
         let mut head = Vec::with_capacity(HEADER_LEN);
         header.write(&mut head);
         out[..HEADER_LEN].copy_from_slice(&head);
-        out
     }
 
     /// The frame of `values` alone.
@@ -364,14 +405,7 @@ impl Call {
     /// decode; `work[range]` is then unspecified.
     pub fn decode_at<T: Value, W: Place<T> + ?Sized>(&mut self, peer: usize, bytes: &[u8], want: &Expect, work: &mut W, range: Range<usize>) -> bool {
         let bad = |reason: String| CollError::BadMessage { peer, reason };
-        let header = match Header::read(bytes).and_then(|h| h.check(want).map(|()| h)) {
-            Ok(h) if h.frame_len() == bytes.len() => h,
-            Ok(h) => return self.reject(bad(format!("{} bytes after a frame of {}", bytes.len(), h.frame_len()))),
-            Err(reason) => return self.reject(bad(reason)),
-        };
-        if header.flags & FAILED != 0 {
-            return self.reject(CollError::PeerFailed { peer });
-        }
+        let Some(header) = self.checked_header(peer, bytes, want) else { return false };
         let payload = &bytes[HEADER_LEN..];
         if header.flags & RAW != 0 {
             return match work.read_le(payload, range) {
@@ -382,15 +416,92 @@ impl Call {
         self.stats.values_decompressed += range.len() as u64;
         match work.decompress(&self.decoder, payload, range) {
             Ok(()) => true,
+            // The device failed this rank (an allocation, a launch): not the peer's doing.
+            Err(e @ codec_host::Error::Gpu(_)) => self.reject(e.into()),
             Err(e) => self.reject(bad(format!("payload does not decode: {e}"))),
         }
+    }
+
+    /// The header of the frame `bytes` from `peer` if it is what `want` says, exactly
+    /// `bytes` long and not flagged `FAILED`; else `None`, the error recorded.
+    fn checked_header(&mut self, peer: usize, bytes: &[u8], want: &Expect) -> Option<Header> {
+        let bad = |reason: String| CollError::BadMessage { peer, reason };
+        let header = match Header::read(bytes).and_then(|h| h.check(want).map(|()| h)) {
+            Ok(h) if h.frame_len() == bytes.len() => h,
+            Ok(h) => {
+                self.fail(bad(format!("{} bytes after a frame of {}", bytes.len(), h.frame_len())));
+                return None;
+            }
+            Err(reason) => {
+                self.fail(bad(reason));
+                return None;
+            }
+        };
+        if header.flags & FAILED != 0 {
+            self.fail(CollError::PeerFailed { peer });
+            return None;
+        }
+        Some(header)
+    }
+
+    /// Reduces `own`, this rank's frame of a piece, and `bytes`, the frame of the same
+    /// piece from `peer` (both as `want` says), with `op` into one frame of that piece.
+    /// Two SZx streams reduced with SUM, MIN or MAX are reduced in the compressed domain
+    /// (`codec_host::szx::reduce`: the blocks it cannot reduce exactly are coded again
+    /// within the call's bound); anything else is decoded, reduced and framed again. Returns the frame and whether
+    /// any of its values was coded again (one more compression on their path). An
+    /// error is recorded, and the frame returned then carries `FAILED`.
+    pub fn reduce_frames<T: Value>(&mut self, peer: usize, own: &[u8], bytes: &[u8], want: &Expect, op: ReduceOp) -> (Vec<u8>, bool) {
+        let (n, index, pieces) = (want.count.unwrap_or(0) as usize, want.index.unwrap_or(0) as usize, want.pieces.unwrap_or(1) as usize);
+        let rank = self.comm.rank;
+        let (Some(mine), Some(theirs)) = (self.checked_header(rank, own, want), self.checked_header(peer, bytes, want)) else {
+            return (self.failed_copy(own), false);
+        };
+        let szx = matches!(self.encoder, Some(HostCodec { codec: Codec::Szx { .. }, .. }));
+        let bounded_op = matches!(op, ReduceOp::Sum | ReduceOp::Min | ReduceOp::Max);
+        if szx && bounded_op && (mine.flags | theirs.flags) & RAW == 0 {
+            let tolerance = self.stats.abs_error.unwrap_or(0.0);
+            match codec_host::szx::reduce::reduce::<T>(op, &own[HEADER_LEN..], &bytes[HEADER_LEN..], tolerance) {
+                Ok(r) if r.stream.len() < n * T::SIZE => {
+                    let mut out = vec![0u8; HEADER_LEN];
+                    out.extend_from_slice(&r.stream);
+                    let flags = if self.fault.is_some() { FAILED } else { 0 };
+                    self.write_header::<T>(&mut out, flags, index, pieces, n);
+                    return (out, r.summary.requantized > 0);
+                }
+                // Larger than the values: framed again below, raw.
+                Ok(_) => {}
+                Err(e) => {
+                    self.fail(CollError::BadMessage { peer, reason: format!("payload does not reduce with this rank's: {e}") });
+                    return (self.failed_copy(own), false);
+                }
+            }
+        }
+        let (mut acc, mut src) = (vec![T::default(); n], vec![T::default(); n]);
+        if self.decode_at(rank, own, want, &mut acc[..], 0..n) && self.decode_at(peer, bytes, want, &mut src[..], 0..n) {
+            if let Err(e) = self.backend.reduce(op, &mut acc, &src) {
+                self.fail(e.into());
+            }
+        }
+        let frame = self.frame_at(&acc[..], 0..n, index, pieces);
+        let coded = frame.get(FLAGS_AT).is_some_and(|&flags| flags & RAW == 0);
+        (frame, coded)
+    }
+
+    /// `frame` flagged `FAILED` (for the frames a failed call still sends).
+    fn failed_copy(&self, frame: &[u8]) -> Vec<u8> {
+        let mut out = frame.to_vec();
+        if let Some(flags) = out.get_mut(FLAGS_AT) {
+            *flags |= FAILED;
+        }
+        out
     }
 
     /// Decodes the frame `bytes` into a scratch buffer beside `work` and reduces it
     /// into `work[range]` with the backend's reduction kernel.
     pub fn decode_reduce<T: Value, W: Place<T> + ?Sized>(&mut self, peer: usize, bytes: &[u8], want: &Expect, work: &mut W, range: Range<usize>, op: ReduceOp) {
         let n = range.len();
-        let mut scratch = match work.zeros(self.backend, n) {
+        let mut scratch = match work.zeros(n) {
             Ok(s) => s,
             Err(e) => return self.fail(e.into()),
         };
@@ -460,7 +571,7 @@ impl Call {
 
     /// `n` zeros beside `like` (a failure is recorded, and leaves an empty buffer).
     pub fn zeros<T: Value, W: Place<T> + ?Sized>(&mut self, like: &W, n: usize) -> Option<W::Owned> {
-        like.zeros(self.backend, n).map_err(|e| self.fail(e.into())).ok()
+        like.zeros(n).map_err(|e| self.fail(e.into())).ok()
     }
 
     /// Starts sending frames that carry `values` values, counting them.
@@ -489,10 +600,14 @@ impl Call {
     /// Counts a message of `len` bytes that carries `values` values (which the caller
     /// knows from its schedule: nothing is parsed again).
     fn count_sent<T: Value>(&mut self, len: usize, values: usize) {
+        self.stats.messages_sent += 1;
         self.stats.bytes_sent += len as u64;
         self.stats.raw_bytes_sent += (values * T::SIZE) as u64;
     }
 }
+
+/// Where a frame header keeps its flags (see [`crate::frame`]).
+const FLAGS_AT: usize = 3;
 
 /// Bytes of an announcement's payload: the bound (f64) and the algorithm (u64).
 pub(crate) const ANNOUNCE_PAYLOAD: usize = 16;

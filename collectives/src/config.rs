@@ -62,7 +62,7 @@ impl CollOp {
     pub fn algorithms(self) -> &'static [Algorithm] {
         use Algorithm::*;
         match self {
-            CollOp::Allreduce => &[Mpi, CprP2p, CColl, Ring, RecursiveDoubling, Hierarchical],
+            CollOp::Allreduce => &[Mpi, CprP2p, CColl, Ring, RecursiveDoubling, Hierarchical, CompressedDomain],
             _ => &[Mpi, CprP2p, CColl],
         }
     }
@@ -114,11 +114,17 @@ pub enum Algorithm {
     /// broadcast inside groups; below [`CollConfig::hier_host_max_bytes`] the leaders
     /// exchange and reduce their partial results uncompressed.
     Hierarchical,
+    /// Allreduce: C-Coll's ring with compressed-domain reduction (the hZCCL idea, on
+    /// SZx): every rank compresses its vector once, the reduce-scatter reduces the
+    /// partial blocks as SZx streams without decompressing them where the blocks allow
+    /// it, and the allgather forwards the reduced streams. Never chosen by
+    /// [`Algorithm::Auto`] (the model does not price it).
+    CompressedDomain,
 }
 
 impl Algorithm {
     /// Every algorithm, in a fixed order.
-    pub const ALL: [Algorithm; 7] = [
+    pub const ALL: [Algorithm; 8] = [
         Algorithm::Auto,
         Algorithm::Mpi,
         Algorithm::CprP2p,
@@ -126,6 +132,7 @@ impl Algorithm {
         Algorithm::Ring,
         Algorithm::RecursiveDoubling,
         Algorithm::Hierarchical,
+        Algorithm::CompressedDomain,
     ];
 
     /// The name the command line and the environment variable use.
@@ -138,6 +145,7 @@ impl Algorithm {
             Algorithm::Ring => "ring",
             Algorithm::RecursiveDoubling => "rd",
             Algorithm::Hierarchical => "hier",
+            Algorithm::CompressedDomain => "cdr",
         }
     }
 
@@ -343,12 +351,10 @@ impl ModelParams {
             codec_call_s: self.codec_call_s,
             reduce_bytes_per_s: self.reduce_bytes_per_s,
             ratio: self.ratio,
-            host_cores: 1.0,
-            ranks_per_host: 1,
-            background_load: 0.0,
             group_ranks: group_ranks.max(1),
             intra_bytes_per_s: self.intra_bytes_per_s,
             intra_alpha_s: self.intra_latency_s,
+            ..Params::IDEAL
         }
     }
 }
@@ -422,12 +428,13 @@ pub const TIE: f64 = 1e-9;
 
 /// The order in which ties are broken: the library first, the CPR-P2P baseline last
 /// (on 2 ranks its schedule costs what C-Coll's does).
-pub const PREFERENCE: [Algorithm; 6] = [
+pub const PREFERENCE: [Algorithm; 7] = [
     Algorithm::Mpi,
     Algorithm::CColl,
     Algorithm::Ring,
     Algorithm::RecursiveDoubling,
     Algorithm::Hierarchical,
+    Algorithm::CompressedDomain,
     Algorithm::CprP2p,
 ];
 

@@ -20,8 +20,9 @@
 //! 32          payload
 //! ```
 //!
-//! A receiver checks every field against what it expects for that message; frames sit
-//! back to back in the bundles that trees forward.
+//! A receiver checks every field against what it expects for that message. The
+//! pipelined schedules send one frame per message; the bundles of the `cpr-p2p`
+//! schedules hold a message's pieces back to back.
 
 use codec_host::{Codec, ElemType};
 

@@ -8,7 +8,7 @@ use mpi::topology::{Color, Communicator};
 
 use crate::accuracy::compressions_per_value;
 use crate::alg::ring::{GatherStyle, StepStyle};
-use crate::alg::{alltoall, baseline, doubling, hier_host, p2p, ring, tree};
+use crate::alg::{alltoall, baseline, cdr, doubling, hier_host, p2p, ring, tree};
 use crate::blocks::Blocks;
 use crate::call::{begin, Call, Setup};
 use crate::config::MAX_AUTO_CHUNKS;
@@ -71,6 +71,21 @@ fn start<T: Value, W: Place<T> + ?Sized>(comm: Comm, mut setup: Setup, input: &W
     Ok((begin(comm, setup, algorithm, input, range, true)?, algorithm))
 }
 
+/// [`start`] for the operations that reduce in a work buffer of `n` values beside their
+/// buffers (C-Coll and CPR-P2P): the buffer is made before the agreement, so that a rank
+/// that cannot have it (device memory) fails the call on every rank at once instead of
+/// leaving its peers waiting in the schedule.
+fn start_with_work<T: Value, W: Place<T> + ?Sized>(comm: Comm, mut setup: Setup, input: &W, n: usize) -> Result<(Call, Algorithm, Option<W::Owned>)> {
+    let algorithm = setup.algorithm(comm.size);
+    let work = match algorithm {
+        Algorithm::CColl | Algorithm::CprP2p if setup.local_error.is_none() => {
+            input.zeros(n).map_err(|e| setup.local_error = Some(e.into())).ok()
+        }
+        _ => None,
+    };
+    Ok((begin(comm, setup, algorithm, input, 0..input.len(), true)?, algorithm, work))
+}
+
 /// Runs `f` (the MPI library's operation) on `src` and `dst` in host memory: device
 /// buffers are staged through the host whole (the library is not CUDA-aware). A staging
 /// failure is recorded in `call`.
@@ -125,7 +140,7 @@ pub(crate) fn allreduce<C: CommHandle, T: Value, W: Place<T> + ?Sized>(
     let k = match algorithm {
         Algorithm::CColl => {
             ring::reduce_scatter(&mut call, buf, &blocks, op, StepStyle::Pipelined);
-            ring::allgather(&mut call, buf, &blocks, GatherStyle::SizesFirst, false);
+            ring::allgather(&mut call, buf, &blocks, GatherStyle::Pipelined, false);
             compressions_per_value(CollOp::Allreduce, algorithm, p)
         }
         Algorithm::Ring => {
@@ -143,6 +158,7 @@ pub(crate) fn allreduce<C: CommHandle, T: Value, W: Place<T> + ?Sized>(
             compressions_per_value(CollOp::Allreduce, algorithm, p)
         }
         Algorithm::Hierarchical => hierarchical(comm, &mut call, buf, op, cfg),
+        Algorithm::CompressedDomain => cdr::allreduce(&mut call, buf, &blocks, op),
         Algorithm::Mpi | Algorithm::Auto => {
             // The library's allreduce on the caller's buffers (a copy only in place).
             match send {
@@ -204,7 +220,7 @@ fn hierarchical<C: CommHandle, T: Value, W: Place<T> + ?Sized>(comm: &C, call: &
             let whole = std::mem::replace(&mut call.comm, Comm::of(leaders));
             let blocks = Blocks::even(buf.len(), leaders.size() as usize);
             ring::reduce_scatter(call, buf, &blocks, op, StepStyle::Pipelined);
-            ring::allgather(call, buf, &blocks, GatherStyle::SizesFirst, false);
+            ring::allgather(call, buf, &blocks, GatherStyle::Pipelined, false);
             call.comm = whole;
         }
     }
@@ -243,16 +259,16 @@ pub(crate) fn reduce_scatter<C: CommHandle, T: Value, W: Place<T> + ?Sized>(
         reduce: Some(op),
         local_error,
     };
-    let (mut call, algorithm) = start(c, setup, send, 0..send.len())?;
+    let (mut call, algorithm, work) = start_with_work(c, setup, send, total)?;
     let blocks = Blocks::from_counts(counts.iter().copied());
-    match algorithm {
-        Algorithm::CColl | Algorithm::CprP2p => {
+    // A compressing algorithm has its work buffer here (a rank without one failed the
+    // agreement).
+    match (algorithm, work) {
+        (Algorithm::CColl | Algorithm::CprP2p, Some(mut work)) => {
             let style = if algorithm == Algorithm::CColl { StepStyle::Pipelined } else { StepStyle::Blocking };
-            if let Some(mut work) = call.zeros(send, total) {
-                call.copy(&mut *work, 0..total, send, 0..total);
-                ring::reduce_scatter(&mut call, &mut *work, &blocks, op, style);
-                call.copy(recv, 0..mine, &work, blocks.range(c.rank));
-            }
+            call.copy(&mut *work, 0..total, send, 0..total);
+            ring::reduce_scatter(&mut call, &mut *work, &blocks, op, style);
+            call.copy(recv, 0..mine, &work, blocks.range(c.rank));
         }
         _ => {
             on_host(&mut call, send, recv, |s, r| baseline::reduce_scatter(comm, s, r, counts, op));
@@ -279,21 +295,16 @@ pub(crate) fn reduce<C: CommHandle, T: Value, W: Place<T> + ?Sized>(
         size_check::<T>(n, cfg, c.size),
     ]);
     let setup = Setup { op: CollOp::Reduce, cfg, bytes: n * T::SIZE, count: n as u64, root: Some(root), reduce: Some(op), local_error };
-    let (mut call, algorithm) = start(c, setup, send, 0..n)?;
-    match algorithm {
-        Algorithm::CColl | Algorithm::CprP2p => {
+    let (mut call, algorithm, work) = start_with_work(c, setup, send, n)?;
+    // As in `reduce_scatter`.
+    match (algorithm, work) {
+        (Algorithm::CColl | Algorithm::CprP2p, Some(mut work)) => {
             let compressed_once = algorithm == Algorithm::CColl;
             let style = if compressed_once { StepStyle::Pipelined } else { StepStyle::Blocking };
             let blocks = Blocks::even(n, c.size);
-            if let Some(mut work) = call.zeros(send, n) {
-                call.copy(&mut *work, 0..n, send, 0..n);
-                ring::reduce_scatter(&mut call, &mut *work, &blocks, op, style);
-                let mine = blocks.range(c.rank);
-                if let Some(mut own) = call.zeros(send, mine.len()) {
-                    call.copy(&mut *own, 0..mine.len(), &work, mine);
-                    tree::gather(&mut call, &*own, recv, &blocks, root, !compressed_once);
-                }
-            }
+            call.copy(&mut *work, 0..n, send, 0..n);
+            ring::reduce_scatter(&mut call, &mut *work, &blocks, op, style);
+            work.view(blocks.range(c.rank), |own| tree::gather(&mut call, own, recv, &blocks, root, !compressed_once));
         }
         _ => {
             on_host(&mut call, send, recv, |s, r| baseline::reduce(comm, s, r, root, op));
@@ -399,7 +410,7 @@ pub(crate) fn allgather<C: CommHandle, T: Value, W: Place<T> + ?Sized>(comm: &C,
         call.copy(buf, own.clone(), s, 0..n);
     }
     match algorithm {
-        Algorithm::CColl => ring::allgather(&mut call, buf, &blocks, GatherStyle::SizesFirst, true),
+        Algorithm::CColl => ring::allgather(&mut call, buf, &blocks, GatherStyle::Pipelined, true),
         Algorithm::CprP2p => ring::allgather(&mut call, buf, &blocks, GatherStyle::Recompress, true),
         _ => {
             match send {

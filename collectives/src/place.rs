@@ -26,11 +26,15 @@ pub(crate) enum Coded<'a> {
 pub(crate) trait Place<T: Value> {
     /// A buffer of the same kind that owns its values (the algorithms' scratch).
     type Owned: DerefMut<Target = Self>;
+    /// True for device memory: a call on it orders itself after the caller's queued work
+    /// when it starts and waits for its own before it returns.
+    #[cfg(feature = "cuda")]
+    const DEVICE: bool;
 
     /// Values in the buffer.
     fn len(&self) -> usize;
     /// `n` zeros in the same memory as `self`.
-    fn zeros(&self, backend: &Backend, n: usize) -> codec_host::Result<Self::Owned>;
+    fn zeros(&self, n: usize) -> codec_host::Result<Self::Owned>;
     /// The smallest and largest finite value of `range` (`None` if it has none).
     fn finite_range(&self, range: Range<usize>) -> codec_host::Result<Option<(f64, f64)>>;
     /// Compresses the pieces of `plan` marked true (each at least one value), and hands
@@ -46,6 +50,11 @@ pub(crate) trait Place<T: Value> {
     fn read_le(&mut self, bytes: &[u8], range: Range<usize>) -> codec_host::Result<()>;
     /// `self[range][i] = self[range][i] op src[i]`, with the backend's reduction kernel.
     fn reduce(&mut self, backend: &Backend, op: ReduceOp, range: Range<usize>, src: &Self) -> codec_host::Result<()>;
+    /// Runs `f` on `self[range]` as a buffer of its own, indexed from 0.
+    fn view<R>(&self, range: Range<usize>, f: impl FnOnce(&Self) -> R) -> R;
+    /// Runs `f` on `self[read]` and `self[write]` at once, each a buffer of its own
+    /// indexed from 0. The ranges must not overlap.
+    fn split_disjoint<R>(&mut self, read: Range<usize>, write: Range<usize>, f: impl FnOnce(&Self, &mut Self) -> R) -> R;
     /// Copies `src[from]` into `self[to]` (same lengths).
     fn copy_range(&mut self, to: Range<usize>, src: &Self, from: Range<usize>) -> codec_host::Result<()>;
     /// Runs `f` on the values of `range` in host memory (the MPI library's own
@@ -57,12 +66,14 @@ pub(crate) trait Place<T: Value> {
 
 impl<T: Value> Place<T> for [T] {
     type Owned = Vec<T>;
+    #[cfg(feature = "cuda")]
+    const DEVICE: bool = false;
 
     fn len(&self) -> usize {
         <[T]>::len(self)
     }
 
-    fn zeros(&self, _: &Backend, n: usize) -> codec_host::Result<Vec<T>> {
+    fn zeros(&self, n: usize) -> codec_host::Result<Vec<T>> {
         Ok(vec![T::default(); n])
     }
 
@@ -104,6 +115,21 @@ impl<T: Value> Place<T> for [T] {
         backend.reduce(op, &mut self[range], src)
     }
 
+    fn view<R>(&self, range: Range<usize>, f: impl FnOnce(&[T]) -> R) -> R {
+        f(&self[range])
+    }
+
+    fn split_disjoint<R>(&mut self, read: Range<usize>, write: Range<usize>, f: impl FnOnce(&[T], &mut [T]) -> R) -> R {
+        if read.end <= write.start {
+            let (head, tail) = self.split_at_mut(write.start);
+            f(&head[read], &mut tail[..write.len()])
+        } else {
+            assert!(write.end <= read.start, "split of overlapping ranges {read:?} and {write:?}");
+            let (head, tail) = self.split_at_mut(read.start);
+            f(&tail[..read.len()], &mut head[write])
+        }
+    }
+
     fn copy_range(&mut self, to: Range<usize>, src: &[T], from: Range<usize>) -> codec_host::Result<()> {
         self[to].copy_from_slice(&src[from]);
         Ok(())
@@ -118,54 +144,105 @@ impl<T: Value> Place<T> for [T] {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::Place;
+
+    #[test]
+    fn split_hands_out_the_two_ranges_whichever_comes_first() {
+        let mut v: Vec<f32> = (0..10).map(|i| i as f32).collect();
+        let seen = v.split_disjoint(6..9, 1..4, |read, write| {
+            write.copy_from_slice(read);
+            read.to_vec()
+        });
+        assert_eq!(seen, [6.0, 7.0, 8.0]);
+        assert_eq!(v, [0.0, 6.0, 7.0, 8.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]);
+        v.split_disjoint(0..2, 2..4, |read, write| write.copy_from_slice(read));
+        assert_eq!(v[..4], [0.0, 6.0, 0.0, 6.0]);
+        // Empty ranges (empty blocks) sit at the edge of their neighbours.
+        assert_eq!(v.split_disjoint(4..4, 4..6, |read, write| (read.len(), write.to_vec())), (0, vec![4.0, 5.0]));
+        assert_eq!(v.split_disjoint(4..6, 4..4, |read, write| (read.to_vec(), write.len())), (vec![4.0, 5.0], 0));
+    }
+
+    #[test]
+    #[should_panic(expected = "overlapping")]
+    fn split_refuses_overlapping_ranges() {
+        let mut v = [0f64; 8];
+        v[..].split_disjoint(2..5, 4..6, |_, _| ());
+    }
+}
+
 #[cfg(feature = "cuda")]
-mod device {
-    //! Device slices: every operation is queued on the rank's one stream and waited for
-    //! before it returns, so the algorithms' order of operations (and so the result) is
-    //! the host path's exactly.
+pub(crate) mod device {
+    //! Device slices: every operation is queued on the rank's one stream, in the
+    //! algorithms' order (so the result is the host path's exactly). Copies, zeroing and
+    //! reductions are not waited for; what reads the values on the host (a download, a
+    //! decode's status) waits for the stream first, and the compression streams wait for
+    //! it on the device (an event). A call waits for the caller's work on the legacy
+    //! stream when it starts ([`enter`]) and for its own stream before it returns
+    //! ([`leave`]).
 
     use core::ops::Range;
     use std::cell::RefCell;
     use std::collections::VecDeque;
 
-    use codec_host::cuda::{CudaBackend, DeviceStream, GpuStream};
+    use codec_host::cuda::{CudaBackend, DeviceStream, GpuEvent, GpuStream};
     use codec_host::{extend_le, read_le, Backend, Error, Shape};
     use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice, LockedBuffer};
 
     use super::{Coded, Place};
     use crate::codec_port::HostCodec;
+    use crate::CodecBackend;
     use crate::value::finite_range;
     use crate::{ReduceOp, Value};
 
-    fn cuda(backend: &Backend) -> codec_host::Result<&CudaBackend> {
-        backend.cuda_backend().ok_or_else(|| Error::NoDevice(format!("device buffers need the CUDA backend; this is {}", backend.describe())))
+    /// The rank's CUDA backend (the calling thread's, as `CodecBackend::Cuda` resolves
+    /// it for every call with device buffers) and its stream.
+    struct Rank {
+        cuda: &'static CudaBackend,
+        stream: GpuStream,
     }
 
-    /// The rank's stream (one per thread, made once on the CUDA backend).
-    fn stream(backend: &Backend) -> codec_host::Result<&'static GpuStream> {
+    /// This thread's [`Rank`], made on first use.
+    fn rank() -> codec_host::Result<&'static Rank> {
         thread_local! {
-            static STREAM: std::cell::OnceCell<&'static GpuStream> = const { std::cell::OnceCell::new() };
+            static RANK: std::cell::OnceCell<&'static Rank> = const { std::cell::OnceCell::new() };
         }
-        if let Some(s) = STREAM.with(|s| s.get().copied()) {
-            return Ok(s);
+        if let Some(r) = RANK.with(|r| r.get().copied()) {
+            return Ok(r);
         }
-        let s: &'static GpuStream = Box::leak(Box::new(backend.stream()?));
-        STREAM.with(|c| c.set(s).ok());
-        Ok(s)
+        let backend = CodecBackend::Cuda.resolve().map_err(|e| Error::NoDevice(e.to_string()))?;
+        let cuda = backend.cuda_backend().ok_or_else(|| Error::NoDevice(format!("device buffers need the CUDA backend; this is {}", backend.describe())))?;
+        let r: &'static Rank = Box::leak(Box::new(Rank { cuda, stream: cuda.stream()? }));
+        RANK.with(|c| c.set(r).ok());
+        Ok(r)
+    }
+
+    /// Orders the call's work after what the caller queued on the legacy stream (cust's
+    /// copies into the send buffer), without a host wait.
+    pub(crate) fn enter() -> codec_host::Result<()> {
+        rank()?.stream.wait_for_legacy()
+    }
+
+    /// Waits for the call's queued work, so that the receive buffer is complete when the
+    /// call returns.
+    pub(crate) fn leave() -> codec_host::Result<()> {
+        rank()?.stream.synchronize()
     }
 
     /// At least `n` compression streams of this thread (made once, kept; the pipelines
-    /// use the first `n`).
-    fn stream_pool(backend: &Backend, n: usize) -> codec_host::Result<&'static [GpuStream]> {
+    /// use the first `n`), each made to wait for `ready` before its next work.
+    fn stream_pool(backend: &Backend, n: usize, ready: &GpuEvent) -> codec_host::Result<&'static [GpuStream]> {
         thread_local! {
             static POOL: RefCell<&'static [GpuStream]> = const { RefCell::new(&[]) };
         }
-        let have = POOL.with(|p| *p.borrow());
-        if have.len() >= n {
-            return Ok(&have[..n]);
+        let mut pool = POOL.with(|p| *p.borrow());
+        if pool.len() < n {
+            pool = Box::leak((0..n).map(|_| backend.stream()).collect::<codec_host::Result<Vec<_>>>()?.into_boxed_slice());
+            POOL.with(|p| *p.borrow_mut() = pool);
         }
-        let pool: &'static [GpuStream] = Box::leak((0..n).map(|_| backend.stream()).collect::<codec_host::Result<Vec<_>>>()?.into_boxed_slice());
-        POOL.with(|p| *p.borrow_mut() = pool);
+        let pool = &pool[..n];
+        pool.iter().try_for_each(|s| s.wait_for(ready))?;
         Ok(pool)
     }
 
@@ -197,42 +274,37 @@ mod device {
         move |e| Error::Gpu(format!("{what}: {e}"))
     }
 
-    /// Waits for the copies cust queues on the legacy stream: a host-to-device copy from
-    /// pageable memory, or a device-to-device copy, may still be running when the call
-    /// returns, and the rank's (non-blocking) stream does not wait for it.
-    fn settle() -> codec_host::Result<()> {
-        cust::context::CurrentContext::synchronize().map_err(gpu("cuCtxSynchronize"))
-    }
-
+    /// `d[range]` on the host, once the rank's stream has written it.
     fn download<T: Value>(d: &DeviceSlice<T>, range: Range<usize>) -> codec_host::Result<Vec<T>> {
         let mut host = vec![T::default(); range.len()];
         if !range.is_empty() {
-            d.index(range).copy_to(&mut host[..]).map_err(gpu("cuMemcpyDtoH"))?;
+            let r = rank()?;
+            r.cuda.download_on(&r.stream, &d.index(range), &mut host)?;
         }
         Ok(host)
     }
 
+    /// Queues the copy of `host` into `d[range]` on the rank's stream (pageable memory:
+    /// the driver has staged it when this returns).
     fn upload<T: Value>(d: &mut DeviceSlice<T>, range: Range<usize>, host: &[T]) -> codec_host::Result<()> {
-        if !range.is_empty() {
-            let mut dst = d.index(range);
-            CopyDestination::copy_from(&mut dst, host).map_err(gpu("cuMemcpyHtoD"))?;
-            settle()?;
+        if range.is_empty() {
+            return Ok(());
         }
-        Ok(())
+        let r = rank()?;
+        r.cuda.upload_into_on(&r.stream, host, &mut d.index(range))
     }
 
     impl<T: Value> Place<T> for DeviceSlice<T> {
         type Owned = DeviceBuffer<T>;
+        const DEVICE: bool = true;
 
         fn len(&self) -> usize {
             DeviceSlice::len(self)
         }
 
-        fn zeros(&self, backend: &Backend, n: usize) -> codec_host::Result<DeviceBuffer<T>> {
-            let s = stream(backend)?;
-            let d = cuda(backend)?.zeroed_on(s, n)?;
-            s.synchronize()?;
-            Ok(d)
+        fn zeros(&self, n: usize) -> codec_host::Result<DeviceBuffer<T>> {
+            let r = rank()?;
+            r.cuda.zeroed_on(&r.stream, n)
         }
 
         /// The range of a relative bound: no kernel computes it, so the values come to
@@ -243,7 +315,9 @@ mod device {
 
         fn compress_each(&self, codec: &HostCodec, plan: &[(Range<usize>, bool)], streams: usize, emit: &mut dyn FnMut(usize, codec_host::Result<Coded<'_>>)) {
             let backend = codec.backend;
-            let streams = match stream_pool(backend, streams.max(1)) {
+            // The compression streams start where the rank's stream is now.
+            let ready = rank().and_then(|r| r.stream.record());
+            let streams = match ready.and_then(|ready| stream_pool(backend, streams.max(1), &ready)) {
                 Ok(s) => s,
                 // Every piece reports the failure: the caller's schedule goes on.
                 Err(e) => return (0..plan.len()).for_each(|i| emit(i, Err(e.clone()))),
@@ -286,7 +360,7 @@ mod device {
         fn decompress(&mut self, codec: &HostCodec, bytes: &[u8], range: Range<usize>) -> codec_host::Result<()> {
             codec.check_stream::<T>(bytes, range.len())?;
             let backend = codec.backend;
-            let s = stream(backend)?;
+            let s = &rank()?.stream;
             let input = backend.upload_stream(s, bytes)?;
             let mut piece = self.index(range);
             codec_host::decompress_on(&input, &mut piece, backend, s)?.wait()
@@ -303,23 +377,31 @@ mod device {
             upload(self, range, &host)
         }
 
-        fn reduce(&mut self, backend: &Backend, op: ReduceOp, range: Range<usize>, src: &DeviceSlice<T>) -> codec_host::Result<()> {
-            let s = stream(backend)?;
-            let mut acc = self.index(range);
-            cuda(backend)?.reduce_on(s, op, &mut acc, src)?;
-            s.synchronize()
+        /// Waited for: `src` is the caller's scratch, freed when this returns.
+        fn reduce(&mut self, _: &Backend, op: ReduceOp, range: Range<usize>, src: &DeviceSlice<T>) -> codec_host::Result<()> {
+            let r = rank()?;
+            r.cuda.reduce_on(&r.stream, op, &mut self.index(range), src)?;
+            r.stream.synchronize()
+        }
+
+        fn view<R>(&self, range: Range<usize>, f: impl FnOnce(&DeviceSlice<T>) -> R) -> R {
+            f(&self.index(range))
+        }
+
+        fn split_disjoint<R>(&mut self, read: Range<usize>, write: Range<usize>, f: impl FnOnce(&DeviceSlice<T>, &mut DeviceSlice<T>) -> R) -> R {
+            assert!(read.end <= write.start || write.end <= read.start, "split of overlapping ranges {read:?} and {write:?}");
+            f(&self.index(read), &mut self.index(write))
         }
 
         fn copy_range(&mut self, to: Range<usize>, src: &DeviceSlice<T>, from: Range<usize>) -> codec_host::Result<()> {
             if to.len() != from.len() {
                 return Err(Error::BadDims(format!("copy of {} values into {}", from.len(), to.len())));
             }
-            if !to.is_empty() {
-                let mut dst = self.index(to);
-                CopyDestination::copy_from(&mut dst, &src.index(from)).map_err(gpu("cuMemcpyDtoD"))?;
-                settle()?;
+            if to.is_empty() {
+                return Ok(());
             }
-            Ok(())
+            let r = rank()?;
+            r.cuda.copy_on(&r.stream, &src.index(from), &mut self.index(to))
         }
 
         fn with_host<R>(&self, range: Range<usize>, f: impl FnOnce(&[T]) -> R) -> codec_host::Result<R> {

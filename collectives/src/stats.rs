@@ -13,6 +13,9 @@ pub struct CollStats {
     pub bytes_sent: u64,
     /// What those messages would have taken uncompressed.
     pub raw_bytes_sent: u64,
+    /// The data messages of `bytes_sent` (0 for [`Algorithm::Mpi`]): a pipelined
+    /// schedule sends one per chunk and hop.
+    pub messages_sent: u64,
     /// Compressions on the path of the most-compressed value of the result: the result's
     /// error is at most this times the per-compression bound (see `docs/collectives.md`).
     /// 0 when no rank compresses anything in the call (it is below the compression
@@ -44,6 +47,7 @@ impl CollStats {
             algorithm,
             bytes_sent: 0,
             raw_bytes_sent: 0,
+            messages_sent: 0,
             compressions_per_value: 0,
             abs_error: None,
             error_bound: None,

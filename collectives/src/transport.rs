@@ -355,3 +355,54 @@ pub(crate) fn wait_any(reqs: &mut [Pending]) -> Option<usize> {
     reqs[i].received = Some(reqs[i].completed_len(unsafe { status.assume_init_ref() }));
     Some(i)
 }
+
+/// The messages of one ordered stream from `src` with `tag`, whose count and largest
+/// sizes the schedule knows: receives are posted up to [`INBOX_WINDOW`] ahead, so that
+/// the next messages arrive (MPI matches them in posting order) while this rank works
+/// on the current one, without holding a buffer for every message of the stream.
+pub(crate) struct Inbox {
+    comm: Comm,
+    src: usize,
+    tag: i32,
+    /// The largest size of each message of the stream, in order.
+    capacities: Vec<usize>,
+    posted: std::collections::VecDeque<Pending>,
+    next_post: usize,
+}
+
+/// Receives an [`Inbox`] keeps posted ahead.
+pub(crate) const INBOX_WINDOW: usize = 4;
+
+impl Inbox {
+    pub fn new(comm: Comm, src: usize, tag: i32, capacities: Vec<usize>) -> Inbox {
+        let mut inbox = Inbox { comm, src, tag, capacities, posted: Default::default(), next_post: 0 };
+        inbox.top_up();
+        inbox
+    }
+
+    fn top_up(&mut self) {
+        while self.posted.len() < INBOX_WINDOW && self.next_post < self.capacities.len() {
+            self.posted.push_back(self.comm.irecv(self.src, self.tag, self.capacities[self.next_post]));
+            self.next_post += 1;
+        }
+    }
+
+    /// The next message of the stream (waits for it), or `None` after the last.
+    pub fn next(&mut self) -> Option<Vec<u8>> {
+        let bytes = self.posted.pop_front()?.take_bytes();
+        self.top_up();
+        Some(bytes)
+    }
+
+    /// True if the next message has arrived (lets MPI progress it).
+    pub fn ready(&mut self) -> bool {
+        self.posted.front_mut().is_some_and(Pending::test)
+    }
+
+    /// Lets MPI progress the posted receives.
+    pub fn poll(&mut self) {
+        self.posted.iter_mut().for_each(|r| {
+            r.test();
+        });
+    }
+}

@@ -54,6 +54,9 @@ struct RunCost {
 }
 
 pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
+    // Other work on the machine, read before this command's own build adds to the
+    // 1-minute average: the model's background load.
+    let load_before = load_average();
     let program = match &a.program {
         Some(p) => p.clone(),
         None => {
@@ -63,7 +66,6 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
     };
     let out = if a.out.is_absolute() { a.out.clone() } else { workspace::root().join(&a.out) };
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let load_before = load_average();
     let (topo, link) = a.shape.topology();
     let cluster = Cluster::up(topo, link)?;
     println!("cluster up: {}", cluster.describe());
@@ -118,7 +120,7 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
     let mut report = String::new();
     let _ = writeln!(
         report,
-        "cluster: {description}\nlink probe: rtt {:.1} us, {:.1} MB/s payload\nmachine load average (1 min) before: {load_before}, after: {}\n",
+        "cluster: {description}\nlink probe: rtt {:.1} us, {:.1} MB/s payload\nmachine load average (1 min) before the build: {load_before}, after the run: {}\n",
         probe.rtt.as_secs_f64() * 1e6,
         probe.bytes_per_s / 1e6,
         load_average()
@@ -132,7 +134,8 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
     std::fs::write(out.join("table.md"), &report).map_err(|e| e.to_string())?;
     let title = format!("{} on {description}", a.dataset);
     let png = out.join("latency.png");
-    match plot::latency_plot(&png, &title, &a.ops, &rows)? {
+    let compared = a.algos.split(',').next_back().unwrap_or("c-coll");
+    match plot::latency_plot(&png, &title, &a.ops, &rows, baseline, compared)? {
         plot::Labels::Drawn => println!("plot: {}", png.display()),
         plot::Labels::NoFont => println!("plot: {} (no text: install fonts-dejavu-core for labels)", png.display()),
     }
@@ -169,7 +172,7 @@ fn model_report(csv: &std::path::Path, shape: &Shape, efficiency: f64, backgroun
     if text.trim().is_empty() {
         return Err(String::from_utf8_lossy(&out.stderr).into_owned());
     }
-    // A non-zero exit only says some point is off by more than 25%: keep the report.
+    // A non-zero exit only says some point is off by more than 15%: keep the report.
     Ok(text)
 }
 
@@ -234,11 +237,22 @@ fn cpu_table(costs: &[RunCost]) -> String {
     s
 }
 
-/// The issue's goals at 64 MiB, each with how far it is met or missed.
+/// Issue 13's goals on the emulated 4-node, 1 Gbit/s cluster at 64 MiB: C-Coll's
+/// speedup over a baseline algorithm of the same operation.
+const GOALS: [(&str, &str, f64); 6] = [
+    ("bcast", "mpi", 8.0),
+    ("scatter", "mpi", 5.0),
+    ("allgather", "mpi", 5.0),
+    ("allreduce", "mpi", 3.5),
+    ("allreduce", "cpr-p2p", 2.0),
+    ("alltoall", "mpi", 3.0),
+];
+
+/// The goals at 64 MiB, each with how far it is met or missed.
 pub fn goals(rows: &[Row]) -> String {
     let at = |op: &str, algo: &str| rows.iter().find(|r| r.op == op && r.algo == algo && r.bytes == 64 << 20).map(|r| r.lat_avg_us);
     let mut s = String::from("Goals at 64M:\n");
-    for (op, vs, want) in [("allreduce", "mpi", 2.0), ("allreduce", "cpr-p2p", 1.5), ("bcast", "mpi", 3.0), ("alltoall", "mpi", 2.0)] {
+    for (op, vs, want) in GOALS {
         let line = match (at(op, "c-coll"), at(op, vs)) {
             (Some(c), Some(b)) => {
                 let got = b / c;
@@ -252,4 +266,32 @@ pub fn goals(rows: &[Row]) -> String {
     let bad = rows.iter().filter(|r| !r.bound_ok).count();
     let _ = writeln!(s, "- results within their stated bound: {} of {}", rows.len() - bad, rows.len());
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at_64m(op: &str, algo: &str, ms: f64) -> Row {
+        Row::parse(&format!("{op},{algo},szx-rel=1e-3,4,67108864,{},0,0,10,0,0,true", ms * 1e3)).unwrap()
+    }
+
+    #[test]
+    fn goals_are_issue_13s_table_with_verdicts() {
+        let rows = [
+            at_64m("bcast", "mpi", 800.0),
+            at_64m("bcast", "c-coll", 100.0),
+            at_64m("allreduce", "mpi", 1500.0),
+            at_64m("allreduce", "cpr-p2p", 450.0),
+            at_64m("allreduce", "c-coll", 500.0),
+        ];
+        let s = goals(&rows);
+        assert!(s.contains("- C-bcast vs mpi: 8.00x (goal 8x): met"), "{s}");
+        assert!(s.contains("- C-allreduce vs mpi: 3.00x (goal 3.5x): MISSED by 14%"), "{s}");
+        assert!(s.contains("- C-allreduce vs cpr-p2p: 0.90x (goal 2x): MISSED by 55%"), "{s}");
+        for missing in ["scatter vs mpi", "allgather vs mpi", "alltoall vs mpi"] {
+            assert!(s.contains(&format!("- C-{missing}: not measured")), "{s}");
+        }
+        assert!(s.contains("- results within their stated bound: 5 of 5"), "{s}");
+    }
 }

@@ -101,7 +101,8 @@ enum ClusterCmd {
         bytes: u64,
     },
     /// Brings the cluster up, runs ccoll-bench (or --program) with one rank per node,
-    /// prints its output and tears the cluster down, also on error or ctrl-c.
+    /// and tears the cluster down, also on error or ctrl-c. Stdout is the program's own
+    /// (CSV pipes cleanly); the status lines go to stderr.
     Run {
         #[command(flatten)]
         shape: Shape,
@@ -180,7 +181,7 @@ fn cluster_cmd(c: ClusterCmd) -> Result<ExitCode, String> {
         ClusterCmd::Probe { prefix, bytes } => {
             let nodes = cluster::list(&prefix)?.iter().filter(|n| n.contains("-n")).count();
             let p = cluster::probe_measure(&Topology { prefix, nodes }, bytes)?;
-            print_probe(&p);
+            println!("{}", probe_line(&p));
         }
         ClusterCmd::Run { shape, program, timeout, probe, args } => {
             let program = match program {
@@ -188,16 +189,17 @@ fn cluster_cmd(c: ClusterCmd) -> Result<ExitCode, String> {
                 None => workspace::build_release_bin("collectives", "ccoll-bench")?,
             };
             let (topo, link) = shape.topology();
+            // Status on stderr: stdout carries only the program's output.
             let cl = Cluster::up(topo, link)?;
-            println!("cluster up: {}", cl.describe());
+            eprintln!("cluster up: {}", cl.describe());
             if probe {
                 // About two seconds of traffic, 4 to 64 MiB.
                 let bytes = (link.rate_bps / 4).clamp(4 << 20, 64 << 20);
-                print_probe(&cl.probe(bytes)?);
+                eprintln!("{}", probe_line(&cl.probe(bytes)?));
             }
             let status = cl.run_mpi(&program, &args, Duration::from_secs(timeout), |l| println!("{l}"))?;
             drop(cl);
-            println!("cluster down");
+            eprintln!("cluster down");
             return Ok(exit_code(status, timeout));
         }
         ClusterCmd::ProbeServe { port } => cluster::probe_serve(port).map_err(|e| e.to_string())?,
@@ -208,14 +210,14 @@ fn cluster_cmd(c: ClusterCmd) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_probe(p: &cluster::Probe) {
-    println!(
+fn probe_line(p: &cluster::Probe) -> String {
+    format!(
         "link probe n0 -> n1: rtt {:.1} us, {} bytes at {:.1} MB/s ({:.3} Gbit/s payload)",
         p.rtt.as_secs_f64() * 1e6,
         p.bytes,
         p.bytes_per_s / 1e6,
         p.bytes_per_s * 8.0 / 1e9
-    );
+    )
 }
 
 /// The MPI run's exit code; `timeout` reports 124 when the limit was hit.

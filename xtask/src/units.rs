@@ -67,7 +67,7 @@ pub fn fmt_size(bytes: u64) -> String {
     bytes.to_string()
 }
 
-fn trim_float(v: f64) -> String {
+pub fn trim_float(v: f64) -> String {
     let s = format!("{v:.3}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }

@@ -63,12 +63,18 @@ fn mpi_runs_one_rank_per_node_at_the_link_rate_and_tears_down() {
     ]);
     let out = text(&o);
     assert!(o.status.success(), "{out}");
+    // Stdout is the program's own; the cluster's status lines are on stderr.
+    let (stdout, stderr) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
     for r in 0..3 {
-        assert!(out.contains(&format!("rank {r} of 3 on {prefix}-n{r}")), "{out}");
+        assert!(stdout.contains(&format!("rank {r} of 3 on {prefix}-n{r}")), "{out}");
     }
-    let line = out.lines().find(|l| l.starts_with("pingpong")).expect("pingpong line");
+    for status in ["cluster up:", "link probe", "cluster down"] {
+        assert!(stderr.lines().any(|l| l.starts_with(status)), "{status} not on stderr:\n{out}");
+        assert!(!stdout.contains(status), "{status} on stdout:\n{out}");
+    }
+    let line = stdout.lines().find(|l| l.starts_with("pingpong")).expect("pingpong line");
     let mpi_mbps = field(line, "MBps=");
-    let probe = out.lines().find(|l| l.starts_with("link probe")).expect("probe line");
+    let probe = stderr.lines().find(|l| l.starts_with("link probe")).expect("probe line");
     let tcp_mbps: f64 = probe.split(" at ").nth(1).and_then(|r| r.split_whitespace().next()).and_then(|v| v.parse().ok()).expect("probe rate");
     // Payload rate: at most the link rate, and not far below it (TCP/IP headers).
     for (what, v) in [("mpi", mpi_mbps), ("tcp", tcp_mbps)] {

@@ -216,6 +216,60 @@ pub mod c_szx {
     }
 }
 
+/// glibc's allocator, set so that a large output is a fresh mapping (page faults on
+/// first touch) or recycled, already touched memory, whichever the caller asks for: the
+/// C SZx's decoder allocates its own output, and these settings put it in the same
+/// situation as ours.
+pub mod glibc_malloc {
+    use std::ffi::c_int;
+
+    extern "C" {
+        fn mallopt(param: c_int, value: c_int) -> c_int;
+    }
+    const M_TRIM_THRESHOLD: c_int = -1;
+    const M_MMAP_THRESHOLD: c_int = -3;
+    const M_MMAP_MAX: c_int = -4;
+    /// glibc's default `M_MMAP_MAX`.
+    const DEFAULT_MMAP_MAX: c_int = 65536;
+
+    fn set(param: c_int, value: c_int) {
+        // SAFETY: mallopt only changes allocator parameters.
+        assert_eq!(unsafe { mallopt(param, value) }, 1, "mallopt({param}, {value})");
+    }
+
+    /// Allocations of 1 MiB and more are fresh mappings (glibc's threshold otherwise
+    /// moves with what was freed, so that a field of 26 MB gets recycled memory and one
+    /// of 64 MiB does not), and freed heap memory is never given back to the system.
+    pub fn fix_thresholds() {
+        set(M_MMAP_THRESHOLD, 1 << 20);
+        set(M_TRIM_THRESHOLD, c_int::MAX);
+    }
+
+    /// Lends recycled heap memory to the C SZx's decoder. glibc serves a request from
+    /// the top of its heap whenever that is large enough, whatever the mapping
+    /// threshold, so memory freed there would also reach the allocations meant to be
+    /// fresh: between loans, this holds it.
+    #[derive(Default)]
+    pub struct Recycler {
+        reserve: Vec<u8>,
+    }
+
+    impl Recycler {
+        /// Runs `f`, which must free what it allocates before returning, with every
+        /// allocation taken from the heap: after the first call, from the memory the
+        /// previous call touched (the largest, `bytes`, is then held again).
+        pub fn run<R>(&mut self, bytes: usize, f: impl FnOnce() -> R) -> R {
+            let held = self.reserve.capacity().max(bytes);
+            self.reserve = Vec::new();
+            set(M_MMAP_MAX, 0);
+            let r = f();
+            set(M_MMAP_MAX, DEFAULT_MMAP_MAX);
+            self.reserve = Vec::with_capacity(held);
+            r
+        }
+    }
+}
+
 /// CPU time of the calling thread (Linux `CLOCK_THREAD_CPUTIME_ID`).
 pub fn thread_cpu_time() -> Duration {
     #[repr(C)]

@@ -227,6 +227,26 @@ impl CudaBackend {
         Ok(d)
     }
 
+    /// Queues the copy of `host` into `dst` (same length) on `stream`. `host` may change
+    /// once this returns if it is pageable (the driver stages it); page-locked memory
+    /// must stay until `stream` has passed the copy.
+    pub fn upload_into_on<T: DeviceCopy>(&self, stream: &GpuStream, host: &[T], dst: &mut DeviceSlice<T>) -> Result<()> {
+        same_len("upload", host.len(), dst.len())?;
+        self.enter()?;
+        // SAFETY: `dst` holds `host.len()` values; the caller keeps it until `stream` has
+        // passed the copy (as for every `_on` call).
+        unsafe { stream.copy_in(dst.as_device_ptr().as_raw(), host) }
+    }
+
+    /// Queues the copy of `src` into `dst` (same length, device to device) on `stream`.
+    pub fn copy_on<T: DeviceCopy>(&self, stream: &GpuStream, src: &DeviceSlice<T>, dst: &mut DeviceSlice<T>) -> Result<()> {
+        same_len("copy", src.len(), dst.len())?;
+        self.enter()?;
+        // SAFETY: both slices hold `src.len()` values and are kept by the caller until
+        // `stream` has passed the copy.
+        unsafe { stream.copy_device(dst.as_device_ptr().as_raw(), src.as_device_ptr().as_raw(), std::mem::size_of::<T>() * src.len()) }
+    }
+
     /// A device copy of `host`, queued on `stream`. The copy is ordered before later work
     /// on `stream`; callers synchronise `stream` before `host` may change.
     pub fn upload_on<T: DeviceCopy>(&self, stream: &GpuStream, host: &[T]) -> Result<DeviceBuffer<T>> {

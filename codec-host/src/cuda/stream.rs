@@ -9,7 +9,7 @@
 use std::ffi::c_void;
 
 use cust::sys::{
-    cuEventCreate, cuEventDestroy_v2, cuEventQuery, cuEventRecord, cuEventSynchronize, cuMemcpyHtoDAsync_v2, cuMemsetD8Async,
+    cuEventCreate, cuEventDestroy_v2, cuEventQuery, cuEventRecord, cuEventSynchronize, cuMemcpyDtoDAsync_v2, cuMemcpyHtoDAsync_v2, cuMemsetD8Async,
     cuStreamCreate, cuStreamDestroy_v2, cuStreamSynchronize, cuStreamWaitEvent, cudaError_enum, CUevent, CUstream,
 };
 
@@ -18,6 +18,8 @@ use crate::{Error, Result};
 // Flags of cuda.h.
 const CU_STREAM_NON_BLOCKING: u32 = 0x1;
 const CU_EVENT_DISABLE_TIMING: u32 = 0x2;
+/// The legacy default stream's handle (`CU_STREAM_LEGACY`).
+const CU_STREAM_LEGACY: usize = 0x1;
 
 /// `r` as a result, naming the call.
 fn check(r: cudaError_enum, what: &'static str) -> Result<()> {
@@ -53,12 +55,13 @@ impl GpuStream {
 
     /// Marks the current end of this stream's work.
     pub fn record(&self) -> Result<GpuEvent> {
-        let mut raw = std::ptr::null_mut();
-        // SAFETY: `raw` receives the handle, recorded on this live stream.
-        check(unsafe { cuEventCreate(&mut raw, CU_EVENT_DISABLE_TIMING) }, "cuEventCreate")?;
-        let event = GpuEvent { raw };
-        check(unsafe { cuEventRecord(event.raw, self.raw) }, "cuEventRecord")?;
-        Ok(event)
+        GpuEvent::record_on(self.raw)
+    }
+
+    /// Makes later work on this stream wait for the work queued so far on the legacy
+    /// default stream, where cust's synchronous copies go (no host wait).
+    pub fn wait_for_legacy(&self) -> Result<()> {
+        self.wait_for(&GpuEvent::record_on(CU_STREAM_LEGACY as CUstream)?)
     }
 
     /// Makes later work on this stream wait until `event` has happened (no host wait).
@@ -96,6 +99,17 @@ impl GpuStream {
         }
         check(cuMemcpyHtoDAsync_v2(dst, src.as_ptr() as *const c_void, bytes, self.raw), "cuMemcpyHtoDAsync")
     }
+
+    /// Queues the copy of `bytes` bytes from device address `src` to `dst`.
+    ///
+    /// # Safety
+    /// Both ranges must lie in live allocations until the stream has passed the copy.
+    pub(crate) unsafe fn copy_device(&self, dst: u64, src: u64, bytes: usize) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        check(cuMemcpyDtoDAsync_v2(dst, src, bytes, self.raw), "cuMemcpyDtoDAsync")
+    }
 }
 
 impl Drop for GpuStream {
@@ -106,6 +120,16 @@ impl Drop for GpuStream {
 }
 
 impl GpuEvent {
+    /// A new event recorded on the stream handle `stream`.
+    fn record_on(stream: CUstream) -> Result<Self> {
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: `raw` receives the handle, recorded on a live stream.
+        check(unsafe { cuEventCreate(&mut raw, CU_EVENT_DISABLE_TIMING) }, "cuEventCreate")?;
+        let event = GpuEvent { raw };
+        check(unsafe { cuEventRecord(event.raw, stream) }, "cuEventRecord")?;
+        Ok(event)
+    }
+
     /// True once the work before the event has finished (does not block).
     pub fn is_complete(&self) -> Result<bool> {
         // SAFETY: the handle is live.

@@ -6,7 +6,7 @@
 use std::sync::{Mutex, PoisonError};
 
 use codec_kernels::szx::coding::{is_coded, state, SIZE_ENTRY_BYTES};
-use codec_kernels::szx::{decode_block, encode_block, payload_len, plan_block, BlockError, BlockPlan, SzxFloat, Tolerance};
+use codec_kernels::szx::{decode_block, encode_block, payload_len, plan_block, plan_encode_block, BlockError, BlockPlan, SzxFloat, Tolerance};
 
 use super::isa::multiversion;
 use crate::{CpuExecutor, Element, Error, Result};
@@ -101,6 +101,49 @@ fn encode_tile_body<T: Element>(xs: &[T], block: usize, ps: &[BlockPlan<T>], mut
     Ok(())
 }
 
+/// All three phases in one pass over `xs` (one chunk), for a single thread: each
+/// block's payload is written while it is planned (`plan_encode_block`), so the input
+/// is read from memory once and quantized once. The payloads go after room for a size entry per
+/// block, and are moved down over the unused entries at the end (no move when every
+/// block is coded; the payloads are small when many are not). Returns the frame's
+/// length, or `None` if `out` ran out of room for that layout (room for any payload
+/// at the next block's place; the two-pass writer needs less); the bytes equal the
+/// two-pass writer's.
+pub(super) fn write_frame_fused<T: Element>(xs: &[T], block: usize, tol: &Tolerance<T>, out: &mut [u8]) -> Result<Option<usize>> {
+    let blocks = xs.len().div_ceil(block);
+    let Some(body_at) = blocks.checked_mul(1 + SIZE_ENTRY_BYTES).filter(|&at| at <= out.len()) else { return Ok(None) };
+    let Some((coded, payload)) = fuse_frame(xs, block, tol, out, body_at)? else { return Ok(None) };
+    let sizes_end = blocks + coded * SIZE_ENTRY_BYTES;
+    out.copy_within(body_at..body_at + payload, sizes_end);
+    Ok(Some(sizes_end + payload))
+}
+
+multiversion! {
+    /// The fused pass of [`write_frame_fused`]: states at the start of `out`, size
+    /// entries after them, payloads from `body_at` on; returns the coded blocks and the
+    /// payload bytes, or `None` when the room left is short.
+    fn fuse_frame(xs: &[T], block: usize, tol: &Tolerance<T>, out: &mut [u8], body_at: usize) -> Result<Option<(usize, usize)>> = fuse_frame_body;
+}
+
+#[inline(always)]
+fn fuse_frame_body<T: Element>(xs: &[T], block: usize, tol: &Tolerance<T>, out: &mut [u8], body_at: usize) -> Result<Option<(usize, usize)>> {
+    let blocks = xs.len().div_ceil(block);
+    let (head, body) = out.split_at_mut(body_at);
+    let (states, sizes) = head.split_at_mut(blocks);
+    let (mut coded, mut pos) = (0usize, 0usize);
+    for (x, s) in xs.chunks(block).zip(states.iter_mut()) {
+        let Some(plan) = plan_encode_block(x, tol, body.get_mut(pos..).unwrap_or_default()) else { return Ok(None) };
+        let size = plan.size as usize;
+        *s = plan.state;
+        if plan.is_coded() {
+            sizes[coded * SIZE_ENTRY_BYTES..(coded + 1) * SIZE_ENTRY_BYTES].copy_from_slice(&(size as u16).to_le_bytes());
+            coded += 1;
+        }
+        pos += size;
+    }
+    Ok(Some((coded, pos)))
+}
+
 /// Where the blocks of one tile of a frame are.
 struct DecodeTile<'a, T> {
     chunk: usize,
@@ -114,7 +157,7 @@ struct DecodeTile<'a, T> {
 }
 
 /// The payload length of a block and, for a coded block, the advance in the size table.
-fn block_len<T: Element>(state: u8, n: usize, sizes: &[u8], rank: &mut usize) -> Result<usize, BlockError> {
+pub(super) fn block_len<T: Element>(state: u8, n: usize, sizes: &[u8], rank: &mut usize) -> Result<usize, BlockError> {
     let entry = sizes.get(*rank * SIZE_ENTRY_BYTES..(*rank + 1) * SIZE_ENTRY_BYTES);
     let coded_size = entry.map_or(0, |b| u16::from_le_bytes([b[0], b[1]]) as usize);
     let len = payload_len::<T>(state, n, coded_size)?;

@@ -7,19 +7,22 @@
 
 /// Defines `fn $name<T: Element>(args) -> ret` running `$body` (an `#[inline(always)]`
 /// function with the same signature) in its AVX-512 or AVX2 copy when the CPU has those
-/// features, else in the baseline one.
+/// features, else in the baseline one (`fn $name<T: Bound>(args)` for another bound).
 macro_rules! multiversion {
     ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty = $body:path;) => {
+        multiversion! { $(#[$doc])* fn $name<T: crate::Element>($($arg: $ty),*) -> $ret = $body; }
+    };
+    ($(#[$doc:meta])* fn $name:ident<T: $bound:path>($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty = $body:path;) => {
         $(#[$doc])*
-        fn $name<T: crate::Element>($($arg: $ty),*) -> $ret {
+        fn $name<T: $bound>($($arg: $ty),*) -> $ret {
             #[cfg(target_arch = "x86_64")]
             {
                 #[target_feature(enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
-                fn avx2<T: crate::Element>($($arg: $ty),*) -> $ret {
+                fn avx2<T: $bound>($($arg: $ty),*) -> $ret {
                     $body($($arg),*)
                 }
                 #[target_feature(enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt,avx512f,avx512bw,avx512vl,avx512dq,avx512cd")]
-                fn avx512<T: crate::Element>($($arg: $ty),*) -> $ret {
+                fn avx512<T: $bound>($($arg: $ty),*) -> $ret {
                     $body($($arg),*)
                 }
                 if $crate::szx::isa::has_avx512() {

@@ -26,6 +26,7 @@ mod frame;
 mod header;
 mod isa;
 pub mod pipelined;
+pub mod reduce;
 
 use codec_kernels::szx::{stats::block_stats, BlockKind, BlockPlan, Tolerance};
 
@@ -279,8 +280,50 @@ fn write_stream<T: Element>(data: &[T], header: &SzxHeader, plans: &[BlockPlan<T
     frame::write_frames(data, header.block_size, header.chunk_values, plans, frames, exec)
 }
 
+/// Encodes a whole stream into `out`: in one pass on a single thread (if `out` has room
+/// for that), else all chunks at once, parallel over every block.
+pub(crate) fn encode_stream<T: Element>(data: &[T], header: &SzxHeader, tol: &Tolerance<T>, out: &mut [u8], exec: &CpuExecutor) -> Result<usize> {
+    if exec.threads() == 1 {
+        if let Some(len) = encode_stream_fused(data, header, tol, out)? {
+            return Ok(len);
+        }
+    }
+    let (plans, lens) = plan_stream(data, header, tol, exec);
+    let total = header.prefix_len() + lens.iter().sum::<usize>();
+    let got = out.len();
+    let out = out.get_mut(..total).ok_or(Error::BufferTooSmall { needed: total, got })?;
+    write_stream(data, header, &plans, &lens, out, exec)?;
+    Ok(total)
+}
+
+/// The single-thread encoder: every chunk in one pass (`frame::write_frame_fused`);
+/// `None` if `out` lacks room for that.
+fn encode_stream_fused<T: Element>(data: &[T], header: &SzxHeader, tol: &Tolerance<T>, out: &mut [u8]) -> Result<Option<usize>> {
+    let mut at = header.prefix_len();
+    if out.len() < at {
+        return Ok(None);
+    }
+    for (i, xs) in data.chunks(header.chunk_values).enumerate() {
+        let Some(len) = frame::write_frame_fused(xs, header.block_size, tol, &mut out[at..])? else { return Ok(None) };
+        let entry = HEADER_LEN + CHUNK_ENTRY_LEN * i;
+        out[entry..entry + CHUNK_ENTRY_LEN].copy_from_slice(&(len as u32).to_le_bytes());
+        at += len;
+    }
+    header.write(out);
+    Ok(Some(at))
+}
+
 /// Encodes a whole stream into a vector of exactly its length.
 fn encode_to_vec<T: Element>(data: &[T], header: &SzxHeader, tol: &Tolerance<T>, exec: &CpuExecutor) -> Result<Vec<u8>> {
+    if exec.threads() == 1 {
+        // Zeroed memory is mapped lazily: only the pages written cost anything.
+        let mut out = vec![0u8; bound_len(data.len(), T::TYPE.size(), header.block_size, header.chunk_values)];
+        if let Some(len) = encode_stream_fused(data, header, tol, &mut out)? {
+            out.truncate(len);
+            out.shrink_to_fit();
+            return Ok(out);
+        }
+    }
     let (plans, lens) = plan_stream(data, header, tol, exec);
     let mut out = vec![0u8; header.prefix_len() + lens.iter().sum::<usize>()];
     write_stream(data, header, &plans, &lens, &mut out, exec)?;

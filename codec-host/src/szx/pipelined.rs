@@ -38,7 +38,7 @@ use core::ops::Range;
 use codec_kernels::szx::{BlockPlan, Tolerance};
 
 use super::header::{SzxHeader, CHUNK_ENTRY_LEN, HEADER_LEN};
-use super::{bound_len, check_output, empty_plan, encode_to_vec, frame, prepare, ErrorBound, SzxOptions};
+use super::{bound_len, check_output, empty_plan, encode_stream, encode_to_vec, frame, prepare, ErrorBound, SzxOptions};
 use crate::{CpuExecutor, Element, Error, Result, Shape};
 
 /// A chunk that has just been compressed or decompressed.
@@ -102,6 +102,12 @@ impl<'a, T: Element> Encoder<'a, T> {
         encode_to_vec(self.data, &self.header, &self.tol, exec)
     }
 
+    /// The whole stream into `out` at once, as [`Encoder::into_vec`] writes it (in one
+    /// pass on a one-thread executor); returns its length.
+    pub fn encode_into(self, out: &mut [u8], exec: &CpuExecutor) -> Result<usize> {
+        encode_stream(self.data, &self.header, &self.tol, out, exec)
+    }
+
     /// The header the stream will carry.
     pub fn header(&self) -> &SzxHeader {
         &self.header
@@ -138,6 +144,11 @@ impl<'a, T: Element> Encoder<'a, T> {
         }
         let xs = &self.data[self.header.chunk_values(index)];
         let block = self.header.block_size;
+        if exec.threads() == 1 {
+            if let Some(len) = frame::write_frame_fused(xs, block, &self.tol, out)? {
+                return Ok(len);
+            }
+        }
         let plans = &mut self.plans[..xs.len().div_ceil(block)];
         frame::plan_blocks(xs, block, &self.tol, plans, exec);
         let needed = frame::frame_len(plans);

@@ -28,6 +28,9 @@ pub const MAX_BLOCK_SIZE: usize = 4096;
 /// arrays (a multiple of 8: eight residuals fill whole bytes, four codes one byte).
 pub const GROUP: usize = 64;
 
+/// Independent accumulators of the offset coder's error measurement.
+pub const ERR_LANES: usize = 8;
+
 /// Bytes of a size-table entry, paid by every coded block.
 pub const SIZE_ENTRY_BYTES: usize = 2;
 
@@ -402,6 +405,17 @@ impl<T: SzxFloat> Coding<T> {
     #[inline(always)]
     pub fn residual(&self, t: T::Bits) -> u32 {
         (t >> (T::Bits::BITS - self.keep_bits())).low_u32() & ((1u32 << self.resi_bits) - 1)
+    }
+
+    /// Folds the rounded reconstruction errors `|x - x'|` of offset-coded group `g` (of
+    /// the values `xs`) into `worst`, lane by lane.
+    #[inline(always)]
+    pub fn fold_offset_errors(&self, xs: &[T], g: &Group<T>, worst: &mut [T; ERR_LANES]) {
+        for (vs, ts) in xs.chunks(ERR_LANES).zip(g.t.chunks(ERR_LANES)) {
+            for ((w, &v), &tv) in worst.iter_mut().zip(vs).zip(ts) {
+                *w = w.fmax((v - self.reconstruct::<{ mode::OFFSET }>(tv)).abs());
+            }
+        }
     }
 
     /// Quantizes one group `xs` (at most [`GROUP`] values) into `g`: kept patterns and

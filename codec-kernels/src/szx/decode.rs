@@ -32,12 +32,7 @@ pub fn payload_len<T: SzxFloat>(state: u8, n: usize, coded_size: usize) -> Resul
 /// block's values; its length is the block's length).
 #[inline(always)]
 pub fn decode_block<T: SzxFloat>(state: u8, payload: &[u8], out: &mut [T]) -> Result<(), BlockError> {
-    let kind = BlockKind::parse::<T>(state).ok_or(BlockError::BadState)?;
-    if let Some(len) = kind.fixed_payload_len::<T>(out.len()) {
-        if payload.len() != len {
-            return Err(BlockError::BadLength);
-        }
-    }
+    let kind = checked_kind::<T>(state, payload, out.len())?;
     match kind {
         BlockKind::Zero => out.fill(T::ZERO),
         BlockKind::Const => out.fill(T::from_bits(T::Bits::load_le(payload))),
@@ -47,21 +42,7 @@ pub fn decode_block<T: SzxFloat>(state: u8, payload: &[u8], out: &mut [T]) -> Re
             }
         }
         BlockKind::Coded { .. } | BlockKind::Quantized { .. } => {
-            let (reference, delta_exp) = match kind {
-                BlockKind::Coded { offset: true, .. } if payload.len() >= T::BYTES => (T::from_bits(T::Bits::load_le(payload)), 0),
-                BlockKind::Quantized { .. } if payload.len() >= 2 => (T::ZERO, i16::from_le_bytes([payload[0], payload[1]]) as i32),
-                _ => (T::ZERO, 0),
-            };
-            if delta_exp.abs() >= T::BIAS {
-                return Err(BlockError::BadCodes);
-            }
-            let c = Coding::from_kind(kind, reference, delta_exp).ok_or(BlockError::BadState)?;
-            let n = out.len();
-            if payload.len() < c.head_len(n) {
-                return Err(BlockError::BadLength);
-            }
-            let (codes, body) = payload[c.reference_len()..].split_at(codes_len(n));
-            check_sections(&c, n, codes, body)?;
+            let (c, codes, body) = checked_sections::<T>(kind, payload, out.len())?;
             // A short body (a block of mostly repeats) is read from a zero-padded copy,
             // so that no word load runs past its end.
             let mut padded = [0u8; SHORT_BODY + 8];
@@ -80,6 +61,49 @@ pub fn decode_block<T: SzxFloat>(state: u8, payload: &[u8], out: &mut [T]) -> Re
         }
     }
     Ok(())
+}
+
+/// Checks block `state` of `n` values with payload `payload` as [`decode_block`] does,
+/// without rebuilding the values (for a block passed on as it is).
+#[inline(always)]
+pub fn check_block<T: SzxFloat>(state: u8, payload: &[u8], n: usize) -> Result<(), BlockError> {
+    match checked_kind::<T>(state, payload, n)? {
+        kind @ (BlockKind::Coded { .. } | BlockKind::Quantized { .. }) => checked_sections::<T>(kind, payload, n).map(|_| ()),
+        _ => Ok(()),
+    }
+}
+
+/// The block's kind, its payload length checked for the kinds of fixed size.
+#[inline(always)]
+fn checked_kind<T: SzxFloat>(state: u8, payload: &[u8], n: usize) -> Result<BlockKind, BlockError> {
+    let kind = BlockKind::parse::<T>(state).ok_or(BlockError::BadState)?;
+    match kind.fixed_payload_len::<T>(n) {
+        Some(len) if payload.len() != len => Err(BlockError::BadLength),
+        _ => Ok(kind),
+    }
+}
+
+/// A coded block's coding, its codes and its groups.
+type Sections<'p, T> = (Coding<T>, &'p [u8], &'p [u8]);
+
+/// A coded block's sections, every one checked.
+#[inline(always)]
+fn checked_sections<T: SzxFloat>(kind: BlockKind, payload: &[u8], n: usize) -> Result<Sections<'_, T>, BlockError> {
+    let (reference, delta_exp) = match kind {
+        BlockKind::Coded { offset: true, .. } if payload.len() >= T::BYTES => (T::from_bits(T::Bits::load_le(payload)), 0),
+        BlockKind::Quantized { .. } if payload.len() >= 2 => (T::ZERO, i16::from_le_bytes([payload[0], payload[1]]) as i32),
+        _ => (T::ZERO, 0),
+    };
+    if delta_exp.abs() >= T::BIAS {
+        return Err(BlockError::BadCodes);
+    }
+    let c = Coding::from_kind(kind, reference, delta_exp).ok_or(BlockError::BadState)?;
+    if payload.len() < c.head_len(n) {
+        return Err(BlockError::BadLength);
+    }
+    let (codes, body) = payload[c.reference_len()..].split_at(codes_len(n));
+    check_sections(&c, n, codes, body)?;
+    Ok((c, codes, body))
 }
 
 /// Checks that every code is at most the coding's cap, that the groups the codes
@@ -393,6 +417,33 @@ mod tests {
         for e in [127i16, -127, i16::MAX] {
             out[..2].copy_from_slice(&e.to_le_bytes());
             assert_eq!(decode_block(plan.state, out, &mut back), Err(BlockError::BadCodes));
+        }
+    }
+
+    /// `check_block` accepts exactly what `decode_block` accepts, bytes flipped and cut.
+    #[test]
+    fn check_block_agrees_with_the_decoder() {
+        let x: [f32; 100] = core::array::from_fn(|i| if i % 6 == 0 { 0.0 } else { (i as f32 * 0.3).sin() * 5.0 });
+        let mut back = [0f32; 100];
+        for e in [0.0f32, 1e-3, 1e-1] {
+            let plan = plan_block(&x, &Tolerance::new(e));
+            let mut buf = [0u8; 400];
+            let out = &mut buf[..plan.size as usize];
+            assert!(encode_block(&x, &plan, out));
+            for at in 0..out.len() {
+                for bit in 0..8 {
+                    let mut m = [0u8; 400];
+                    m[..out.len()].copy_from_slice(out);
+                    m[at] ^= 1 << bit;
+                    for len in [out.len(), at] {
+                        let decoded = decode_block(plan.state, &m[..len], &mut back).is_ok();
+                        assert_eq!(check_block::<f32>(plan.state, &m[..len], 100).is_ok(), decoded, "E {e}, byte {at}, bit {bit}, {len} bytes");
+                    }
+                }
+            }
+            for state in 0..=255u8 {
+                assert_eq!(check_block::<f32>(state, out, 100).is_ok(), decode_block(state, out, &mut back).is_ok(), "state {state:#x}");
+            }
         }
     }
 }

@@ -1,6 +1,6 @@
 //! Phase 3 of the encoder: one block's payload, written into its own byte range.
 
-use super::coding::{codes_len, mode, BlockKind, Coding, Group, GROUP};
+use super::coding::{codes_len, mode, BlockKind, Coding, Group, ERR_LANES, GROUP};
 use super::plan::BlockPlan;
 use super::scalar::{exponent_of, Bits, SzxFloat};
 
@@ -33,14 +33,12 @@ pub fn encode_block<T: SzxFloat>(x: &[T], plan: &BlockPlan<T>, out: &mut [u8]) -
                 return false;
             }
             let Some(c) = Coding::from_kind(kind, plan.value, delta_exp) else { return false };
-            if out.len() < c.head_len(x.len()) {
-                return false;
-            }
-            match c.mode {
-                mode::OFFSET => encode_coded::<T, { mode::OFFSET }>(x, &c, out),
-                mode::QUANT => encode_coded::<T, { mode::QUANT }>(x, &c, out),
-                _ => encode_coded::<T, { mode::DIRECT }>(x, &c.flushing(plan.value), out),
-            }
+            let written = match c.mode {
+                mode::OFFSET => encode_coded::<T, { mode::OFFSET }>(x, &c, out, false),
+                mode::QUANT => encode_coded::<T, { mode::QUANT }>(x, &c, out, false),
+                _ => encode_coded::<T, { mode::DIRECT }>(x, &c.flushing(plan.value), out, false),
+            };
+            written.is_some_and(|(len, _)| len == out.len())
         }
         _ => false,
     }
@@ -50,26 +48,40 @@ pub fn encode_block<T: SzxFloat>(x: &[T], plan: &BlockPlan<T>, out: &mut [u8]) -
 /// residual bytes, and spare bytes for whole-word stores past their ends.
 const STAGE: usize = GROUP * 9 + 16;
 
-/// Writes a coded payload; true if the groups filled exactly their planned range.
+/// The most bytes a coded payload of `n` values can take (every pattern at most `W`
+/// bytes): room enough for [`super::plan::plan_encode_block`] to write any coding.
 #[inline(always)]
-fn encode_coded<T: SzxFloat, const M: u8>(x: &[T], c: &Coding<T>, out: &mut [u8]) -> bool {
+pub const fn max_payload_len<T: SzxFloat>(n: usize) -> usize {
+    T::BYTES * (n + 1) + codes_len(n)
+}
+
+/// Writes the payload of `x` under coding `c` (`M == c.mode`) at the start of `out`;
+/// returns its length and, if `errors`, the largest rounded reconstruction error of
+/// offset coding (else zero), or `None` if `out` is too short.
+#[inline(always)]
+pub(crate) fn encode_coded<T: SzxFloat, const M: u8>(x: &[T], c: &Coding<T>, out: &mut [u8], errors: bool) -> Option<(usize, T)> {
+    let head = c.head_len(x.len());
+    if out.len() < head {
+        return None;
+    }
     c.store_reference(out);
     let (codes, body) = out[c.reference_len()..].split_at_mut(codes_len(x.len()));
     let mut pos = 0;
     let mut g = Group::new();
     let mut stage = [0u8; STAGE];
+    let mut worst = [T::ZERO; ERR_LANES];
     for (xs, codes) in x.chunks(GROUP).zip(codes.chunks_mut(GROUP / 4)) {
         c.group::<M>(xs, g.last(), &mut g);
+        if M == mode::OFFSET && errors {
+            c.fold_offset_errors(xs, &g, &mut worst);
+        }
         pack_codes(&g.lead, codes);
         let mid = stage_mid::<T>(c, &g, &mut stage);
         let resi = pack_residuals(c, &g, &mut stage[mid..]);
-        match body.get_mut(pos..pos + mid + resi) {
-            Some(dst) => dst.copy_from_slice(&stage[..mid + resi]),
-            None => return false,
-        }
+        body.get_mut(pos..pos + mid + resi)?.copy_from_slice(&stage[..mid + resi]);
         pos += mid + resi;
     }
-    pos == body.len()
+    Some((head + pos, worst.iter().fold(T::ZERO, |a, &b| a.fmax(b))))
 }
 
 /// The mid bytes of a group, assembled in `stage`; returns their length. Of a value's

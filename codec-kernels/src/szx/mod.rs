@@ -10,6 +10,11 @@
 //! 2. an exclusive scan of the sizes (done by the host), giving each block its offset;
 //! 3. [`encode::encode_block`], one body per block: its payload, at its offset.
 //!
+//! A processor that runs the blocks in order (one CPU thread) does phases 1 and 3 at
+//! once, [`plan::plan_encode_block`]: the same decision, with each coding it weighs
+//! written in place instead of only measured; the host moves the payloads once the
+//! offsets are known.
+//!
 //! Decoding is one body per block, [`decode::decode_block`], reading at its offset.
 //! All arithmetic is done in the element's own type ([`scalar::SzxFloat`]).
 
@@ -17,13 +22,14 @@ pub mod coding;
 pub mod decode;
 pub mod encode;
 pub mod plan;
+pub mod reduce;
 pub mod scalar;
 pub mod stats;
 pub mod tolerance;
 
 pub use coding::{BlockKind, MAX_BLOCK_SIZE};
-pub use decode::{decode_block, payload_len, BlockError};
-pub use encode::encode_block;
-pub use plan::{plan_block, BlockPlan};
+pub use decode::{check_block, decode_block, payload_len, BlockError};
+pub use encode::{encode_block, max_payload_len};
+pub use plan::{plan_block, plan_encode_block, BlockPlan};
 pub use scalar::SzxFloat;
 pub use tolerance::Tolerance;

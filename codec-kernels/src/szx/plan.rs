@@ -23,13 +23,11 @@
 //! mantissa bit is tried, then the fallback. A block holding an exact zero is never
 //! offset-coded.
 
-use super::coding::{max_quant_bits, mode, Coding, Group, GROUP, MIN_QUANT_BITS, SIZE_ENTRY_BYTES};
+use super::coding::{max_quant_bits, mode, Coding, Group, ERR_LANES, GROUP, MIN_QUANT_BITS, SIZE_ENTRY_BYTES};
+use super::encode::{encode_block, encode_coded, max_payload_len};
 use super::scalar::{exponent_of, next_toward, pow2, round_to_uint, Bits, SzxFloat};
 use super::stats::{block_stats, BlockStats};
 use super::tolerance::Tolerance;
-
-/// Independent accumulators of the error measurement.
-const LANES: usize = 8;
 
 /// What phase 1 decides for a block; phase 3 writes it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -59,6 +57,55 @@ impl<T: SzxFloat> BlockPlan<T> {
 /// Decides the plan of block `x` (non-empty, at most `MAX_BLOCK_SIZE` values).
 #[inline(always)]
 pub fn plan_block<T: SzxFloat>(x: &[T], tol: &Tolerance<T>) -> BlockPlan<T> {
+    plan_with(x, tol, &mut Measure)
+}
+
+/// Phases 1 and 3 at once, for a processor that runs the blocks in order: plans block
+/// `x` and writes its payload at the start of `out`, which needs room for
+/// [`max_payload_len`] bytes (else `None`, nothing planned). Each coding the decision
+/// weighs is written rather than only measured, so the one chosen is already in place
+/// (the last one written is always the one chosen); the plan and bytes are those of
+/// [`plan_block`] and [`encode_block`].
+#[inline(always)]
+pub fn plan_encode_block<T: SzxFloat>(x: &[T], tol: &Tolerance<T>, out: &mut [u8]) -> Option<BlockPlan<T>> {
+    if out.len() < max_payload_len::<T>(x.len()) {
+        return None;
+    }
+    let plan = plan_with(x, tol, &mut WriteInto(&mut *out));
+    let payload = &mut out[..plan.size as usize];
+    (plan.is_coded() || encode_block(x, &plan, payload)).then_some(plan)
+}
+
+/// How the decision learns what a coding costs: the payload length and, for offset
+/// coding, the largest rounded reconstruction error.
+trait Evaluate<T: SzxFloat> {
+    fn eval<const M: u8>(&mut self, x: &[T], c: &Coding<T>) -> (usize, T);
+}
+
+/// Measures only (phase 1).
+struct Measure;
+
+impl<T: SzxFloat> Evaluate<T> for Measure {
+    #[inline(always)]
+    fn eval<const M: u8>(&mut self, x: &[T], c: &Coding<T>) -> (usize, T) {
+        measure::<T, M>(x, c)
+    }
+}
+
+/// Writes the payload into the buffer while measuring.
+struct WriteInto<'a>(&'a mut [u8]);
+
+impl<T: SzxFloat> Evaluate<T> for WriteInto<'_> {
+    #[inline(always)]
+    fn eval<const M: u8>(&mut self, x: &[T], c: &Coding<T>) -> (usize, T) {
+        // The caller made room for any coded payload; were there none, the length given
+        // makes the block raw, which is then written over it.
+        encode_coded::<T, M>(x, c, self.0, M == mode::OFFSET).unwrap_or((usize::MAX / 2, T::ZERO))
+    }
+}
+
+#[inline(always)]
+fn plan_with<T: SzxFloat, E: Evaluate<T>>(x: &[T], tol: &Tolerance<T>, ev: &mut E) -> BlockPlan<T> {
     use super::coding::state;
     let raw_len = T::BYTES * x.len();
     let st = block_stats(x);
@@ -72,7 +119,7 @@ pub fn plan_block<T: SzxFloat>(x: &[T], tol: &Tolerance<T>) -> BlockPlan<T> {
     if let Some(c) = constant(&st, tol).filter(|_| !st.has_zero) {
         return BlockPlan { state: state::CONST, value: c, size: T::BYTES as u32 };
     }
-    let (coding, size) = choose_coding(x, &st, tol);
+    let (coding, size) = choose_coding(x, &st, tol, ev);
     if size + SIZE_ENTRY_BYTES < raw_len {
         let value = match coding.mode {
             mode::OFFSET => coding.reference,
@@ -108,8 +155,9 @@ fn constant<T: SzxFloat>(st: &BlockStats<T>, tol: &Tolerance<T>) -> Option<T> {
 
 /// The cheapest coding that provably or verifiably keeps every value within `E`, and
 /// its payload length.
+/// The coding returned is always the last one evaluated.
 #[inline(always)]
-fn choose_coding<T: SzxFloat>(x: &[T], st: &BlockStats<T>, tol: &Tolerance<T>) -> (Coding<T>, usize) {
+fn choose_coding<T: SzxFloat, E: Evaluate<T>>(x: &[T], st: &BlockStats<T>, tol: &Tolerance<T>, ev: &mut E) -> (Coding<T>, usize) {
     // In the top binade rounding may be refused (it would reach infinity), so keep the
     // bits that cutting off needs.
     let top = |bits: T::Bits| exponent_of::<T>(bits) == T::BIAS;
@@ -119,18 +167,18 @@ fn choose_coding<T: SzxFloat>(x: &[T], st: &BlockStats<T>, tol: &Tolerance<T>) -
     let base = quantized(st, tol).unwrap_or_else(|| {
         Coding::new(false, tol.mantissa_bits(exponent_of::<T>(max_abs), !top(max_abs)), T::ZERO).flushing(tol.e)
     });
-    let base_len = || match base.mode {
-        mode::QUANT => (base, measure::<T, { mode::QUANT }>(x, &base).0),
-        _ => (base, measure::<T, { mode::DIRECT }>(x, &base).0),
+    let base_len = |ev: &mut E| match base.mode {
+        mode::QUANT => (base, ev.eval::<{ mode::QUANT }>(x, &base).0),
+        _ => (base, ev.eval::<{ mode::DIRECT }>(x, &base).0),
     };
     if st.has_zero {
-        return base_len();
+        return base_len(ev);
     }
     let m = midpoint(st);
     // Every difference fl(x - m) lies between these two, rounding being monotonic.
     let spread = (st.max - m).abs().to_bits().max((m - st.min).abs().to_bits());
     if top(spread) || spread >= T::INF_BITS {
-        return base_len();
+        return base_len(ev);
     }
     let k = tol.mantissa_bits(exponent_of::<T>(spread), true);
     for k in [k, k + 1] {
@@ -138,14 +186,14 @@ fn choose_coding<T: SzxFloat>(x: &[T], st: &BlockStats<T>, tol: &Tolerance<T>) -
         if c.keep_bits() >= base.keep_bits() {
             break;
         }
-        let (len, worst) = measure::<T, { mode::OFFSET }>(x, &c);
+        let (len, worst) = ev.eval::<{ mode::OFFSET }>(x, &c);
         // The rounded error decides unless it equals E; then decide exactly.
         let back = |v: T| c.reconstruct::<{ mode::OFFSET }>(c.quantize::<{ mode::OFFSET }>(v));
         if worst < tol.e || (worst == tol.e && x.iter().all(|&v| tol.within(v, back(v)))) {
             return (c, len);
         }
     }
-    base_len()
+    base_len(ev)
 }
 
 /// Fixed-point coding for a finite block, if it applies: `E > 0`, the unit
@@ -175,17 +223,13 @@ fn quantized<T: SzxFloat>(st: &BlockStats<T>, tol: &Tolerance<T>) -> Option<Codi
 #[inline(always)]
 fn measure<T: SzxFloat, const M: u8>(x: &[T], c: &Coding<T>) -> (usize, T) {
     let mut g = Group::new();
-    let mut worst = [T::ZERO; LANES];
+    let mut worst = [T::ZERO; ERR_LANES];
     let mut len = c.head_len(x.len());
     for xs in x.chunks(GROUP) {
         c.group::<M>(xs, g.last(), &mut g);
         len += c.group_len(&g);
         if M == mode::OFFSET {
-            for (vs, ts) in xs.chunks(LANES).zip(g.t.chunks(LANES)) {
-                for ((w, &v), &tv) in worst.iter_mut().zip(vs).zip(ts) {
-                    *w = w.fmax((v - c.reconstruct::<{ mode::OFFSET }>(tv)).abs());
-                }
-            }
+            c.fold_offset_errors(xs, &g, &mut worst);
         }
     }
     (len, worst.iter().fold(T::ZERO, |a, &b| a.fmax(b)))
@@ -257,6 +301,49 @@ mod tests {
         // Without a usable unit (E = 0), blocks with zeros are coded directly.
         let x: [f32; 64] = core::array::from_fn(|i| if i % 7 == 0 { 0.0 } else { 1.0 + i as f32 / 64.0 });
         assert_eq!(BlockKind::parse::<f32>(plan(&x, 0.0).state), Some(BlockKind::Coded { offset: false, mant_bits: 23 }));
+    }
+
+    /// Planning while writing gives the plan and the bytes of the two phases, for every
+    /// kind of block (offset candidates rejected or not), and refuses too little room.
+    #[test]
+    fn plan_encode_matches_the_two_phases() {
+        let mut s = 0x2545_f491_4f6c_dd1du64;
+        let mut kinds = [0usize; 6];
+        for case in 0..400 {
+            let n = [1usize, 7, 64, 100, 128][case % 5];
+            let e = [0.0f32, 1e-6, 1e-3, 0.1, 3.0][case / 5 % 5];
+            let x: [f32; 128] = core::array::from_fn(|i| {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let r = (s >> 40) as f32 / (1u64 << 24) as f32;
+                match case / 25 % 8 {
+                    0 => 100.0 + r * 0.01,
+                    1 => (i as f32 * 0.1).sin() * 0.5,
+                    2 if i % 3 == 0 => 0.0,
+                    3 => if r < 0.5 { 1e-4 } else { -1e-4 },
+                    4 => f32::from_bits(s as u32 & 0x7f7f_ffff),
+                    5 if i == 5 => f32::NAN,
+                    6 => 7.0,
+                    _ => r - 0.5,
+                }
+            });
+            let (x, tol) = (&x[..n], Tolerance::new(e));
+            let plan = plan_block(x, &tol);
+            let mut two = [0u8; 600];
+            assert!(encode_block(x, &plan, &mut two[..plan.size as usize]));
+            let mut one = [0xa5u8; 600];
+            assert_eq!(plan_encode_block(x, &tol, &mut one), Some(plan), "case {case}");
+            assert_eq!(one[..plan.size as usize], two[..plan.size as usize], "case {case}");
+            assert_eq!(plan_encode_block(x, &tol, &mut one[..max_payload_len::<f32>(n) - 1]), None);
+            kinds[match BlockKind::parse::<f32>(plan.state).unwrap() {
+                BlockKind::Zero => 0,
+                BlockKind::Const => 1,
+                BlockKind::Raw => 2,
+                BlockKind::Coded { offset: false, .. } => 3,
+                BlockKind::Coded { offset: true, .. } => 4,
+                BlockKind::Quantized { .. } => 5,
+            }] += 1;
+        }
+        assert!(kinds.iter().all(|&k| k > 0), "{kinds:?}");
     }
 
     #[test]

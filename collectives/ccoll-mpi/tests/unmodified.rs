@@ -8,15 +8,12 @@
 //! `.ci/install-deps.sh`: openmpi-bin, libopenmpi-dev, gfortran, python3-mpi4py, hpcc.
 
 use std::collections::BTreeMap;
-use std::io::Read;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
 
-/// One launch at a time: the ranks of two launches would share the same two cores.
-static LAUNCH: Mutex<()> = Mutex::new(());
+use ccoll_tests::{App, Job, Launch};
 
 /// The SZx / ZFP bound the compressed runs ask for.
 const E: f64 = 1e-3;
@@ -60,88 +57,21 @@ fn c_program() -> &'static str {
     EXE.get_or_init(|| compile("mpicc", "collectives.c", &["-O2", "-Wall", "-lm"], "ccoll-mpi-collectives"))
 }
 
-/// One application context of an mpirun command line.
-struct App {
-    ranks: usize,
-    preload: bool,
-    env: Vec<(&'static str, String)>,
-    argv: Vec<String>,
+/// `LD_PRELOAD` of the library for an application.
+trait Preloaded {
+    fn preloaded(self) -> Self;
 }
 
-impl App {
-    fn new(ranks: usize, argv: &[&str]) -> App {
-        App { ranks, preload: false, env: Vec::new(), argv: argv.iter().map(|s| s.to_string()).collect() }
-    }
-
-    /// With `LD_PRELOAD` of the library.
-    fn preloaded(mut self) -> App {
-        self.preload = true;
-        self
-    }
-
-    fn var(mut self, name: &'static str, value: &str) -> App {
-        self.env.push((name, value.to_string()));
-        self
+impl Preloaded for App {
+    fn preloaded(self) -> App {
+        self.var("LD_PRELOAD", &library().to_string_lossy())
     }
 }
 
-struct Launch {
-    stdout: String,
-    stderr: String,
-    success: bool,
-    elapsed: Duration,
-}
-
-impl Launch {
-    fn context(&self) -> String {
-        format!("stdout:\n{}\nstderr:\n{}", self.stdout, self.stderr)
-    }
-}
-
-/// Runs `apps` (MPMD if more than one) over shared memory in `dir`, killing the whole
-/// process group after `timeout`.
-fn mpirun(apps: &[App], dir: &Path, timeout: Duration) -> Launch {
-    let _one_at_a_time = LAUNCH.lock().unwrap_or_else(|e| e.into_inner());
-    let mut cmd = Command::new("timeout");
-    cmd.args(["-s", "KILL", &timeout.as_secs().to_string(), "mpirun"]);
-    cmd.args(["--oversubscribe", "--bind-to", "none", "--mca", "btl", "self,vader", "--mca", "mpi_yield_when_idle", "1"]);
-    for (i, app) in apps.iter().enumerate() {
-        if i > 0 {
-            cmd.arg(":");
-        }
-        cmd.args(["-np", &app.ranks.to_string()]);
-        if app.preload {
-            cmd.args(["-x", &format!("LD_PRELOAD={}", library().display())]);
-        }
-        for (name, value) in &app.env {
-            cmd.args(["-x", &format!("{name}={value}")]);
-        }
-        cmd.args(&app.argv);
-    }
-    cmd.current_dir(dir).env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
-    // No CCOLL_* variable of the caller's environment leaks into a run.
-    for (name, _) in std::env::vars().filter(|(n, _)| n.starts_with("CCOLL_")) {
-        cmd.env_remove(name);
-    }
-    cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
-    let start = Instant::now();
-    let mut child = cmd.spawn().expect("timeout and mpirun are on PATH (Debian packages coreutils, openmpi-bin)");
-    let drain = |mut pipe: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = pipe.read_to_string(&mut s);
-            s
-        })
-    };
-    let out = drain(Box::new(child.stdout.take().expect("piped")));
-    let err = drain(Box::new(child.stderr.take().expect("piped")));
-    let status = child.wait().expect("waiting on mpirun");
-    let elapsed = start.elapsed();
-    // `timeout` kills mpirun only; take its ranks down with it.
-    let _ = Command::new("kill").args(["-KILL", "--", &format!("-{}", child.id())]).stderr(Stdio::null()).status();
-    let launch = Launch { stdout: out.join().unwrap_or_default(), stderr: err.join().unwrap_or_default(), success: status.success(), elapsed };
-    assert!(elapsed < timeout, "mpirun ran into its {timeout:?} limit\n{}", launch.context());
-    launch
+/// Runs `apps` (MPMD if more than one) in `dir`, with no `CCOLL_*` variable of the
+/// caller's environment (only the applications' own), failing after `timeout`.
+fn mpirun(apps: Vec<App>, dir: &Path, timeout: Duration) -> Launch {
+    Job::new(apps).in_dir(dir).without_ccoll_env().run(timeout)
 }
 
 /// A scratch directory of its own for a launch.
@@ -219,9 +149,9 @@ const C_COMPRESSED_PER_RANK: [(&str, u64); 8] = [
 fn c_program_without_a_codec_is_bit_identical_and_the_report_says_nothing_was_compressed() {
     let dir = scratch("c-plain");
     let tol = format!("{}", 3.0 * E);
-    let plain = mpirun(&[App::new(3, &[c_program(), &tol, N])], &dir, Duration::from_secs(120));
+    let plain = mpirun(vec![App::new(3, &[c_program(), &tol, N])], &dir, Duration::from_secs(120));
     assert!(plain.success && plain.stdout.contains("failures=0"), "{}", plain.context());
-    let with = mpirun(&[App::new(3, &[c_program(), &tol, N]).preloaded().var("CCOLL_REPORT", "1")], &dir, Duration::from_secs(120));
+    let with = mpirun(vec![App::new(3, &[c_program(), &tol, N]).preloaded().var("CCOLL_REPORT", "1")], &dir, Duration::from_secs(120));
     assert!(with.success, "{}", with.context());
     assert_eq!(plain.stdout, with.stdout, "results differ with the library loaded and no codec");
     let (ops, settings) = report(&with.stderr);
@@ -240,14 +170,14 @@ fn c_program_without_a_codec_is_bit_identical_and_the_report_says_nothing_was_co
 fn c_program_compressed(ranks: usize, codec: &str) {
     let dir = scratch(&format!("c-{ranks}"));
     let tol = format!("{}", ranks as f64 * E + ROUNDING);
-    let plain = mpirun(&[App::new(ranks, &[c_program(), &tol, N])], &dir, Duration::from_secs(120));
+    let plain = mpirun(vec![App::new(ranks, &[c_program(), &tol, N])], &dir, Duration::from_secs(120));
     assert!(plain.success, "{}", plain.context());
     let app = App::new(ranks, &[c_program(), &tol, N])
         .preloaded()
         .var("CCOLL_CODEC", codec)
         .var("CCOLL_MIN_BYTES", "64K")
         .var("CCOLL_REPORT", "1");
-    let run = mpirun(&[app], &dir, Duration::from_secs(300));
+    let run = mpirun(vec![app], &dir, Duration::from_secs(300));
     assert!(run.success && run.stdout.contains("failures=0"), "{}", run.context());
     let (ops, settings) = report(&run.stderr);
     assert!(settings.starts_with(&format!("ranks={ranks} CCOLL_CODEC=")) && settings.contains("CCOLL_MIN_BYTES=65536"), "{settings}");
@@ -292,9 +222,9 @@ fn mpi4py_program_compresses_within_the_bound() {
     let dir = scratch("mpi4py");
     // Debian's interpreter, which sees python3-mpi4py (the first python3 on PATH may not).
     let python = "/usr/bin/python3";
-    let plain = mpirun(&[App::new(2, &[python, script, "1e-2", N])], &dir, Duration::from_secs(120));
+    let plain = mpirun(vec![App::new(2, &[python, script, "1e-2", N])], &dir, Duration::from_secs(120));
     assert!(plain.success && plain.stdout.contains("failures=0"), "{}", plain.context());
-    let unset = mpirun(&[App::new(2, &[python, script, "1e-2", N]).preloaded()], &dir, Duration::from_secs(120));
+    let unset = mpirun(vec![App::new(2, &[python, script, "1e-2", N]).preloaded()], &dir, Duration::from_secs(120));
     assert_eq!(plain.stdout, unset.stdout, "results differ with the library loaded and no codec");
 
     let tol = format!("{}", 4.0 * E + ROUNDING);
@@ -303,7 +233,7 @@ fn mpi4py_program_compresses_within_the_bound() {
         .var("CCOLL_CODEC", "szx=1e-3")
         .var("CCOLL_MIN_BYTES", "64K")
         .var("CCOLL_REPORT", "1");
-    let run = mpirun(&[app], &dir, Duration::from_secs(300));
+    let run = mpirun(vec![app], &dir, Duration::from_secs(300));
     assert!(run.success && run.stdout.contains("failures=0"), "{}", run.context());
     let (ops, _) = report(&run.stderr);
     // Per rank: two allreduce, one bcast and one alltoall per element type.
@@ -325,16 +255,16 @@ fn fortran_program(f08: bool) {
     let dir = scratch(if f08 { "fortran-f08" } else { "fortran" });
     let ranks = 3;
     let tol = format!("{}", ranks as f64 * E + ROUNDING);
-    let plain = mpirun(&[App::new(ranks, &[&exe, &tol, N])], &dir, Duration::from_secs(120));
+    let plain = mpirun(vec![App::new(ranks, &[&exe, &tol, N])], &dir, Duration::from_secs(120));
     assert!(plain.success && plain.stdout.contains("failures=0"), "{}", plain.context());
-    let unset = mpirun(&[App::new(ranks, &[&exe, &tol, N]).preloaded()], &dir, Duration::from_secs(120));
+    let unset = mpirun(vec![App::new(ranks, &[&exe, &tol, N]).preloaded()], &dir, Duration::from_secs(120));
     assert_eq!(plain.stdout, unset.stdout, "results differ with the library loaded and no codec");
     let app = App::new(ranks, &[&exe, &tol, N])
         .preloaded()
         .var("CCOLL_CODEC", "szx=1e-3")
         .var("CCOLL_MIN_BYTES", "64K")
         .var("CCOLL_REPORT", "1");
-    let run = mpirun(&[app], &dir, Duration::from_secs(300));
+    let run = mpirun(vec![app], &dir, Duration::from_secs(300));
     assert!(run.success && run.stdout.contains("failures=0"), "{}", run.context());
     let (ops, _) = report(&run.stderr);
     // Per rank: three float allreduces (one in place), one bcast, one alltoall.
@@ -367,7 +297,7 @@ fn hpcc_results(dir: &Path) -> Vec<String> {
 fn hpcc(name: &str, app: impl FnOnce(App) -> App) -> (Launch, PathBuf) {
     let dir = scratch(name);
     std::fs::copy(programs().join("hpccinf.txt"), dir.join("hpccinf.txt")).expect("copy hpccinf.txt");
-    let launch = mpirun(&[app(App::new(4, &["hpcc"]))], &dir, Duration::from_secs(180));
+    let launch = mpirun(vec![app(App::new(4, &["hpcc"]))], &dir, Duration::from_secs(180));
     assert!(launch.success, "hpcc failed (Debian package hpcc installed?)\n{}", launch.context());
     (launch, dir)
 }
@@ -404,7 +334,7 @@ fn hpcc_results_are_unchanged_by_default_and_it_completes_compressed() {
 fn mismatched_codecs_stop_every_rank_within_seconds() {
     let dir = scratch("mismatch");
     let rank = |codec: &str| App::new(1, &[c_program(), "1", "1000"]).preloaded().var("CCOLL_CODEC", codec);
-    let run = mpirun(&[rank("szx=1e-3"), rank("szx=1e-4")], &dir, Duration::from_secs(60));
+    let run = mpirun(vec![rank("szx=1e-3"), rank("szx=1e-4")], &dir, Duration::from_secs(60));
     assert!(!run.success, "{}", run.context());
     assert!(run.elapsed < Duration::from_secs(20), "took {:?}", run.elapsed);
     for (r, value) in [(0, "szx=0.001"), (1, "szx=0.0001")] {
@@ -419,7 +349,7 @@ fn an_invalid_value_stops_at_mpi_init_naming_the_variable_and_the_accepted_forms
     let dir = scratch("invalid");
     for (var, value, accepted) in [("CCOLL_MIN_BYTES", "lots", "64K"), ("CCOLL_CODEC", "szx", "szx-rel=R"), ("CCOLL_OPS", "allreduce,send", "alltoall")] {
         let app = App::new(2, &[c_program(), "1", "1000"]).preloaded().var(var, value);
-        let run = mpirun(&[app], &dir, Duration::from_secs(60));
+        let run = mpirun(vec![app], &dir, Duration::from_secs(60));
         assert!(!run.success && !run.stdout.contains("case "), "{}", run.context());
         let head = format!("ccoll-mpi: rank 0: {var}={value:?} is not valid");
         let line = run.stderr.lines().find(|l| l.starts_with(&head)).unwrap_or_else(|| panic!("{head:?} missing\n{}", run.context()));

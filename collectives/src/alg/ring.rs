@@ -7,11 +7,13 @@
 //! crossed `p - 1` compressions. In allgather step `s`, rank `r` forwards block `r - s`
 //! and receives block `r - s - 1`.
 
+use std::rc::Rc;
+
 use crate::blocks::Blocks;
 use crate::call::{pieces, Call};
 use crate::frame::HEADER_LEN;
 use crate::place::Place;
-use crate::transport::{test_all, wait_all, wait_any, Pending, TAG_GATHER_RING, TAG_RING};
+use crate::transport::{test_all, wait_all, wait_any, Inbox, Pending, TAG_GATHER_RING, TAG_RING};
 use crate::{ReduceOp, Value};
 
 /// How a reduce-scatter step moves its block.
@@ -45,51 +47,58 @@ fn step<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &mut W, blocks: &
         StepStyle::Pipelined => call.chunk_values::<T>(blocks.len(b)),
         StepStyle::Whole | StepStyle::Blocking => blocks.len(b).max(1),
     };
-    let send_pieces = pieces(blocks.range(send_block), chunk_of(call, send_block));
-    let recv_pieces = pieces(blocks.range(recv_block), chunk_of(call, recv_block));
+    let (send_range, recv_range) = (blocks.range(send_block), blocks.range(recv_block));
+    // Pieces of each block, counted from the block's start (the split below hands each
+    // block over as a buffer of its own).
+    let local = |block: &core::ops::Range<usize>, chunk: usize| -> Vec<_> {
+        pieces(block.clone(), chunk).into_iter().map(|r| r.start - block.start..r.end - block.start).collect()
+    };
+    let send_pieces = local(&send_range, chunk_of(call, send_block));
+    let recv_pieces = local(&recv_range, chunk_of(call, recv_block));
     let post = |call: &Call| -> Vec<Pending> {
         recv_pieces.iter().map(|pr| call.comm.irecv(prev, TAG_RING, HEADER_LEN + pr.len() * T::SIZE)).collect()
     };
-    let absorb = |call: &mut Call, work: &mut W, j: usize, bytes: Vec<u8>| {
+    let absorb = |call: &mut Call, into: &mut W, j: usize, bytes: Vec<u8>| {
         let range = recv_pieces[j].clone();
         let want = call.expect::<T>(Some(j), Some(recv_pieces.len()), range.len());
-        call.decode_reduce(prev, &bytes, &want, work, range, op);
+        call.decode_reduce(prev, &bytes, &want, into, range, op);
     };
 
-    let mut recvs = if style == StepStyle::Blocking { Vec::new() } else { post(call) };
-    let mut sends = Vec::with_capacity(send_pieces.len());
-    // The outgoing block is compressed from a copy, so that arrived chunks can be
-    // reduced into `work` while it compresses (on the device, several chunks at once).
-    let block = blocks.range(send_block);
-    let Some(mut outgoing) = call.zeros(work, block.len()) else { return };
-    call.copy(&mut *outgoing, 0..block.len(), work, block.clone());
-    let local: Vec<_> = send_pieces.iter().map(|r| r.start - block.start..r.end - block.start).collect();
-    call.frames_each(&*outgoing, &local, |i| i, send_pieces.len(), |call, i, frame| {
-        sends.push(call.isend::<T>(next, TAG_RING, frame, local[i].len()));
-        // Progress between chunks: test the sends, take every chunk that has arrived.
-        test_all(&mut sends);
-        for (j, rx) in recvs.iter_mut().enumerate() {
-            if !rx.consumed() && rx.test() {
-                absorb(call, work, j, rx.take_bytes());
+    // The two blocks are disjoint: arrived chunks are reduced into one while the other
+    // compresses (on the device, several chunks at once), with no copy of either.
+    work.split_disjoint(send_range, recv_range, |outgoing, incoming| {
+        let mut recvs = if style == StepStyle::Blocking { Vec::new() } else { post(call) };
+        let mut sends = Vec::with_capacity(send_pieces.len());
+        call.frames_each(outgoing, &send_pieces, |i| i, send_pieces.len(), |call, i, frame| {
+            sends.push(call.isend::<T>(next, TAG_RING, frame, send_pieces[i].len()));
+            // Progress between chunks: test the sends, take every chunk that has arrived.
+            test_all(&mut sends);
+            for (j, rx) in recvs.iter_mut().enumerate() {
+                if !rx.consumed() && rx.test() {
+                    absorb(call, incoming, j, rx.take_bytes());
+                }
             }
+        });
+        if style == StepStyle::Blocking {
+            recvs = post(call);
         }
+        while let Some(j) = wait_any(&mut recvs) {
+            absorb(call, incoming, j, recvs[j].take_bytes());
+        }
+        wait_all(&mut sends);
     });
-    if style == StepStyle::Blocking {
-        recvs = post(call);
-    }
-    while let Some(j) = wait_any(&mut recvs) {
-        absorb(call, work, j, recvs[j].take_bytes());
-    }
-    wait_all(&mut sends);
 }
 
-/// How the allgather learns the sizes of the compressed blocks.
+/// How the allgather moves the blocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum GatherStyle {
-    /// C-Coll: the compressed sizes are exchanged first (one allgather of counts), each
-    /// block is received into a buffer of its exact size.
-    SizesFirst,
-    /// Collective-level ring: receives are posted with the largest size a block can take.
+    /// C-Coll: each block travels the ring in pipeline chunks, one message per chunk and
+    /// hop. A rank sends its own chunks as they are compressed, then forwards each chunk
+    /// it receives as it arrives (those of the next rank's own block excepted) and
+    /// decodes it while the following ones travel.
+    Pipelined,
+    /// Collective-level ring: whole blocks, received into buffers of the largest size a
+    /// block can take.
     Bounded,
     /// CPR-P2P: every hop decompresses and recompresses.
     Recompress,
@@ -97,16 +106,15 @@ pub(crate) enum GatherStyle {
 
 /// Ring allgather over `blocks` of `work`, whose block `rank` holds this rank's data.
 /// Each block is compressed once by its owner and forwarded unchanged (except with
-/// [`GatherStyle::Recompress`]); everything is decompressed at the end. With
-/// `keep_own` the owner keeps its exact block, else it takes the decompressed copy
-/// (so that all ranks end with identical values).
+/// [`GatherStyle::Recompress`]). With `keep_own` the owner keeps its exact block, else
+/// it takes the decompressed copy (so that all ranks end with identical values).
 pub(crate) fn allgather<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &mut W, blocks: &Blocks, style: GatherStyle, keep_own: bool) {
     let (p, r) = (call.comm.size, call.comm.rank);
-    if p == 1 {
-        return;
-    }
-    if style == GatherStyle::Recompress {
-        return allgather_recompress(call, work, blocks);
+    match style {
+        _ if p == 1 => return,
+        GatherStyle::Recompress => return allgather_recompress(call, work, blocks),
+        GatherStyle::Pipelined => return allgather_pipelined(call, work, blocks, keep_own),
+        GatherStyle::Bounded => {}
     }
     let (next, prev) = (call.comm.peer(1), call.comm.peer(-1));
     let own = call.frame_at(work, blocks.range(r), r, p);
@@ -114,30 +122,72 @@ pub(crate) fn allgather<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &
         let want = call.expect::<T>(Some(r), Some(p), blocks.len(r));
         call.decode_at(r, &own, &want, work, blocks.range(r));
     }
-    let sizes = match style {
-        GatherStyle::SizesFirst => Some(call.comm.allgather_u64(own.len() as u64)),
-        _ => None,
-    };
-    let mut frames: Vec<Option<std::rc::Rc<[u8]>>> = vec![None; p];
+    let mut frames: Vec<Option<Rc<[u8]>>> = vec![None; p];
     frames[r] = Some(own.into());
     for s in 0..p - 1 {
         let (send_block, recv_block) = ((r + p - s) % p, (r + p - s - 1) % p);
-        let capacity = match &sizes {
-            // The size was announced by the block's owner.
-            Some(z) => call.frame_capacity::<T>(recv_block, z[recv_block], blocks.len(recv_block)),
-            None => HEADER_LEN + blocks.len(recv_block) * T::SIZE,
-        };
-        let mut rx = call.comm.irecv(prev, TAG_GATHER_RING, capacity);
+        let mut rx = call.comm.irecv(prev, TAG_GATHER_RING, HEADER_LEN + blocks.len(recv_block) * T::SIZE);
         let outgoing = frames[send_block].clone().expect("forwarded blocks arrived in an earlier step");
         let mut tx = call.isend::<T>(next, TAG_GATHER_RING, outgoing, blocks.len(send_block));
         frames[recv_block] = Some(rx.take_bytes().into());
         tx.wait();
     }
+    // Everything is decompressed at the end.
     for (b, frame) in frames.iter().enumerate().filter(|&(b, _)| b != r) {
         let want = call.expect::<T>(Some(b), Some(p), blocks.len(b));
         let bytes = frame.as_ref().expect("every block arrived");
         call.decode_at(prev, bytes, &want, work, blocks.range(b));
     }
+}
+
+/// [`GatherStyle::Pipelined`]. What `prev` sends is the stream of blocks `r - 1`,
+/// `r - 2`, ..., `r - (p - 1)`, each in its pipeline chunks (frame index = chunk, pieces
+/// = the block's chunks), which every rank derives from the agreed count and chunk size.
+fn allgather_pipelined<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &mut W, blocks: &Blocks, keep_own: bool) {
+    let (p, r) = (call.comm.size, call.comm.rank);
+    let (next, prev) = (call.comm.peer(1), call.comm.peer(-1));
+    let chunks = |call: &Call, b: usize| pieces(blocks.range(b), call.chunk_values::<T>(blocks.len(b)));
+    // (block, chunk, chunks of the block, range) of every incoming frame, in order.
+    let mut incoming = Vec::new();
+    for s in 1..p {
+        let b = (r + p - s) % p;
+        let ranges = chunks(call, b);
+        let n = ranges.len();
+        incoming.extend(ranges.into_iter().enumerate().map(|(j, range)| (b, j, n, range)));
+    }
+    let mut inbox = Inbox::new(call.comm, prev, TAG_GATHER_RING, incoming.iter().map(|x| HEADER_LEN + x.3.len() * T::SIZE).collect());
+    let own = chunks(call, r);
+    let mut sends: Vec<Pending> = Vec::new();
+    let mut own_frames: Vec<Rc<[u8]>> = Vec::new();
+    call.frames_each(&*work, &own, |j| j, own.len(), |call, j, frame| {
+        let frame: Rc<[u8]> = frame.into();
+        sends.push(call.isend::<T>(next, TAG_GATHER_RING, frame.clone(), own[j].len()));
+        if !keep_own {
+            own_frames.push(frame);
+        }
+        test_all(&mut sends);
+        inbox.poll();
+    });
+    for (b, j, n, range) in &incoming {
+        let Some(bytes) = inbox.next() else { break };
+        let want = call.expect::<T>(Some(*j), Some(*n), range.len());
+        // The next rank's own block ends its journey here.
+        if *b == next {
+            call.decode_at(prev, &bytes, &want, work, range.clone());
+        } else {
+            let frame: Rc<[u8]> = bytes.into();
+            sends.push(call.isend::<T>(next, TAG_GATHER_RING, frame.clone(), range.len()));
+            test_all(&mut sends);
+            call.decode_at(prev, &frame, &want, work, range.clone());
+        }
+        test_all(&mut sends);
+        inbox.poll();
+    }
+    for (j, frame) in own_frames.iter().enumerate() {
+        let want = call.expect::<T>(Some(j), Some(own.len()), own[j].len());
+        call.decode_at(r, frame, &want, work, own[j].clone());
+    }
+    wait_all(&mut sends);
 }
 
 fn allgather_recompress<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &mut W, blocks: &Blocks) {

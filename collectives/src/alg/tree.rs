@@ -5,19 +5,19 @@
 //! `[v + m, v + 2m)` for `m = lowbit(v)/2, ..., 1`, so the data of a subtree is a
 //! contiguous range of virtual ranks.
 //!
-//! C-Coll: every block is compressed once at its origin and travels as frames that
-//! inner ranks forward without decoding; CPR-P2P: every hop decodes what it received and
+//! C-Coll: every block is compressed once at its origin and travels as frames, one
+//! message per pipeline chunk and hop, that inner ranks forward without decoding; CPR-P2P: every hop decodes what it received and
 //! compresses again what it sends.
 
 use core::ops::Range;
 use std::rc::Rc;
 
 use crate::blocks::Blocks;
-use crate::call::Call;
-use crate::frame::split_bundle;
+use crate::call::{pieces, Call};
+use crate::frame::HEADER_LEN;
 use crate::place::Place;
-use crate::transport::{wait_all, Pending, TAG_TREE};
-use crate::{CollError, Value};
+use crate::transport::{test_all, wait_all, Inbox, Pending, TAG_TREE};
+use crate::Value;
 
 /// A binomial tree rooted at `root`, seen from one rank.
 #[derive(Clone, Copy, Debug)]
@@ -70,11 +70,6 @@ impl Binomial {
         out
     }
 
-    /// Values in the blocks of virtual ranks `range`.
-    fn values(&self, blocks: &Blocks, range: Range<usize>) -> usize {
-        range.map(|v| blocks.len(self.rank_of(v))).sum()
-    }
-
     /// Offsets of the blocks of virtual ranks `range`, laid out in virtual-rank order,
     /// relative to the start of the range (one more entry than the range).
     fn offsets(&self, blocks: &Blocks, range: Range<usize>) -> Vec<usize> {
@@ -86,38 +81,94 @@ impl Binomial {
     }
 }
 
+/// One frame of a tree stream: chunk `index` of the `pieces` of virtual rank `v`'s
+/// block, covering `range` of that block.
+struct Piece {
+    v: usize,
+    index: usize,
+    pieces: usize,
+    range: Range<usize>,
+}
+
+/// The frames that carry the blocks of virtual ranks `vs`, in the order every stream of
+/// the tree sends them: virtual-rank order, each block in its pipeline chunks. Every
+/// rank derives the same list from the agreed count and chunk size, so a stream needs no
+/// other framing than the frames' own headers.
+fn stream<T: Value>(call: &Call, tree: &Binomial, blocks: &Blocks, vs: Range<usize>) -> Vec<Piece> {
+    let mut out = Vec::new();
+    for v in vs {
+        let len = blocks.len(tree.rank_of(v));
+        let chunks = pieces(0..len, call.chunk_values::<T>(len));
+        let n = chunks.len();
+        out.extend(chunks.into_iter().enumerate().map(|(index, range)| Piece { v, index, pieces: n, range }));
+    }
+    out
+}
+
+/// Receive sizes of `stream`'s frames: none is larger than its raw values.
+fn capacities<T: Value>(stream: &[Piece]) -> Vec<usize> {
+    stream.iter().map(|pc| HEADER_LEN + pc.range.len() * T::SIZE).collect()
+}
+
 /// Broadcast of `buf` from `root`.
 pub(crate) fn bcast<T: Value, W: Place<T> + ?Sized>(call: &mut Call, buf: &mut W, root: usize, recompress: bool) {
-    let all = 0..buf.len();
     let tree = Binomial::new(call.comm.size, call.comm.rank, root);
-    let received = tree.parent().map(|parent| (parent, call.comm.recv(parent, TAG_TREE)));
-    let children = tree.children();
-    let mut sends = Vec::new();
     if recompress {
-        if let Some((parent, bytes)) = &received {
-            call.decode_pieces(*parent, bytes, buf, all.clone());
+        return bcast_recompress(call, &tree, buf);
+    }
+    // C-Coll, pipelined: the root compresses chunk by chunk and sends each chunk as soon
+    // as it is made; every other rank forwards each chunk as it arrives, then decodes it
+    // while the next ones travel.
+    let n = buf.len();
+    let ranges = pieces(0..n, call.chunk_values::<T>(n));
+    let np = ranges.len();
+    let kids: Vec<usize> = tree.children().iter().map(|c| tree.rank_of(c.start)).collect();
+    let mut sends: Vec<Pending> = Vec::new();
+    let forward = |call: &mut Call, sends: &mut Vec<Pending>, frame: Vec<u8>, values: usize| {
+        let frame: Rc<[u8]> = frame.into();
+        for &kid in &kids {
+            sends.push(call.isend::<T>(kid, TAG_TREE, frame.clone(), values));
         }
-        for child in &children {
-            let frames = call.frames_of(buf, all.clone());
-            sends.push(call.isend::<T>(tree.rank_of(child.start), TAG_TREE, frames, buf.len()));
-        }
-    } else {
-        // The root compresses once (if anyone is listening); inner ranks forward as is.
-        let bundle: Option<Rc<[u8]>> = match &received {
-            Some((_, bytes)) => Some(bytes.as_slice().into()),
-            None if !children.is_empty() => Some(call.frames_of(buf, all.clone()).into()),
-            None => None,
-        };
-        if let Some(bundle) = bundle {
-            for child in &children {
-                sends.push(call.isend::<T>(tree.rank_of(child.start), TAG_TREE, bundle.clone(), buf.len()));
-            }
-            if let Some((parent, _)) = received {
-                call.decode_pieces(parent, &bundle, buf, all);
+        test_all(sends);
+        frame
+    };
+    match tree.parent() {
+        None if kids.is_empty() => {}
+        None => call.frames_each(&*buf, &ranges, |i| i, np, |call, i, frame| {
+            forward(call, &mut sends, frame, ranges[i].len());
+        }),
+        Some(parent) => {
+            let mut inbox = Inbox::new(call.comm, parent, TAG_TREE, ranges.iter().map(|r| HEADER_LEN + r.len() * T::SIZE).collect());
+            for (i, range) in ranges.iter().enumerate() {
+                let Some(bytes) = inbox.next() else { break };
+                let frame = forward(call, &mut sends, bytes, range.len());
+                let want = call.expect::<T>(Some(i), Some(np), range.len());
+                call.decode_at(parent, &frame, &want, buf, range.clone());
+                test_all(&mut sends);
+                inbox.poll();
             }
         }
     }
     wait_all(&mut sends);
+}
+
+fn bcast_recompress<T: Value, W: Place<T> + ?Sized>(call: &mut Call, tree: &Binomial, buf: &mut W) {
+    let all = 0..buf.len();
+    if let Some(parent) = tree.parent() {
+        let bytes = call.comm.recv(parent, TAG_TREE);
+        call.decode_pieces(parent, &bytes, buf, all.clone());
+    }
+    let mut sends = Vec::new();
+    for child in tree.children() {
+        let frames = call.frames_of(buf, all.clone());
+        sends.push(call.isend::<T>(tree.rank_of(child.start), TAG_TREE, frames, buf.len()));
+    }
+    wait_all(&mut sends);
+}
+
+/// The rank of the child whose subtree holds virtual rank `v` (none: `v` is this rank).
+fn child_holding(tree: &Binomial, children: &[Range<usize>], v: usize) -> Option<usize> {
+    children.iter().find(|c| c.contains(&v)).map(|c| tree.rank_of(c.start))
 }
 
 /// Scatter of `send` (significant at the root: block b for rank b) into `recv` (this
@@ -127,48 +178,46 @@ pub(crate) fn scatter<T: Value, W: Place<T> + ?Sized>(call: &mut Call, send: &W,
     if recompress {
         return scatter_recompress(call, &tree, send, recv, blocks);
     }
+    // C-Coll, pipelined: the root compresses the other ranks' blocks chunk by chunk and
+    // sends each chunk towards its rank as soon as it is made; inner ranks forward the
+    // chunks of their subtree as they arrive and decode their own.
     let sub = tree.subtree();
-    // The frames of this subtree's ranks in virtual-rank order; for the root, ranks 1.. only.
-    let (first, frames): (usize, Vec<Vec<u8>>) = match tree.parent() {
+    let children = tree.children();
+    let mut sends: Vec<Pending> = Vec::new();
+    match tree.parent() {
         None => {
-            call.copy(recv, 0..recv.len(), send, blocks.range(root));
-            let frames = (1..call.comm.size)
-                .map(|v| {
-                    let r = tree.rank_of(v);
-                    let p = call.comm.size;
-                    call.frame_at(send, blocks.range(r), r, p)
+            let frames = stream::<T>(call, &tree, blocks, 1..call.comm.size);
+            let ranges: Vec<Range<usize>> = frames
+                .iter()
+                .map(|pc| {
+                    let block = blocks.range(tree.rank_of(pc.v));
+                    block.start + pc.range.start..block.start + pc.range.end
                 })
                 .collect();
-            (1, frames)
+            call.frames_labeled(send, &ranges, |i| (frames[i].index, frames[i].pieces), |call, i, frame| {
+                if let Some(kid) = child_holding(&tree, &children, frames[i].v) {
+                    sends.push(call.isend::<T>(kid, TAG_TREE, frame, ranges[i].len()));
+                }
+                test_all(&mut sends);
+            });
+            call.copy(recv, 0..recv.len(), send, blocks.range(root));
         }
         Some(parent) => {
-            let bytes = call.comm.recv(parent, TAG_TREE);
-            let frames: Vec<Vec<u8>> = match split_bundle(&bytes) {
-                Ok(f) if f.len() == sub.len() => f.into_iter().map(|(_, b)| b.to_vec()).collect(),
-                Ok(f) => {
-                    let reason = format!("{} frames for a subtree of {} ranks", f.len(), sub.len());
-                    call.fail(CollError::BadMessage { peer: parent, reason });
-                    Vec::new()
+            let frames = stream::<T>(call, &tree, blocks, sub);
+            let mut inbox = Inbox::new(call.comm, parent, TAG_TREE, capacities::<T>(&frames));
+            for pc in &frames {
+                let Some(frame) = inbox.next() else { break };
+                match child_holding(&tree, &children, pc.v) {
+                    Some(kid) => sends.push(call.isend::<T>(kid, TAG_TREE, frame, pc.range.len())),
+                    None => {
+                        let want = call.expect::<T>(Some(pc.index), Some(pc.pieces), pc.range.len());
+                        call.decode_at(parent, &frame, &want, recv, pc.range.clone());
+                    }
                 }
-                Err(reason) => {
-                    call.fail(CollError::BadMessage { peer: parent, reason });
-                    Vec::new()
-                }
-            };
-            if let Some(own) = frames.first() {
-                let want = call.expect::<T>(Some(call.comm.rank), Some(call.comm.size), recv.len());
-                call.decode_at(parent, own, &want, recv, 0..recv.len());
+                test_all(&mut sends);
+                inbox.poll();
             }
-            (sub.start, frames)
         }
-    };
-    let mut sends = Vec::new();
-    for child in tree.children() {
-        // A rank whose bundle was unusable sends empty bundles on: its children fail too,
-        // but nobody waits forever.
-        let bundle: Vec<u8> = frames.get(child.start - first..child.end - first).map_or_else(Vec::new, |f| f.concat());
-        let values = tree.values(blocks, child.clone());
-        sends.push(call.isend::<T>(tree.rank_of(child.start), TAG_TREE, bundle, values));
     }
     wait_all(&mut sends);
 }
@@ -207,37 +256,58 @@ pub(crate) fn gather<T: Value, W: Place<T> + ?Sized>(call: &mut Call, mine: &W, 
     if recompress {
         return gather_recompress(call, &tree, mine, out, blocks);
     }
-    let p = call.comm.size;
-    // Smaller subtrees finish first: take the children in ascending order.
+    // C-Coll, pipelined: every rank sends its own block to its parent chunk by chunk as
+    // each is compressed, then forwards its children's streams frame by frame (the
+    // smaller subtrees, which finish first, first); the root decodes every frame as it
+    // arrives, from whichever child has one ready.
+    let sub = tree.subtree();
     let children: Vec<Range<usize>> = tree.children().into_iter().rev().collect();
+    let mut inboxes: Vec<(usize, Vec<Piece>, Inbox)> = children
+        .iter()
+        .map(|child| {
+            let src = tree.rank_of(child.start);
+            let frames = stream::<T>(call, &tree, blocks, child.clone());
+            let inbox = Inbox::new(call.comm, src, TAG_TREE, capacities::<T>(&frames));
+            (src, frames, inbox)
+        })
+        .collect();
     match tree.parent() {
         Some(parent) => {
-            let me = call.comm.rank;
-            let mut bundle = call.frame_at(mine, 0..mine.len(), me, p);
-            for child in &children {
-                bundle.extend_from_slice(&call.comm.recv(tree.rank_of(child.start), TAG_TREE));
+            let own = stream::<T>(call, &tree, blocks, sub.start..sub.start + 1);
+            let ranges: Vec<Range<usize>> = own.iter().map(|pc| pc.range.clone()).collect();
+            let mut sends: Vec<Pending> = Vec::new();
+            call.frames_labeled(mine, &ranges, |i| (own[i].index, own[i].pieces), |call, i, frame| {
+                sends.push(call.isend::<T>(parent, TAG_TREE, frame, ranges[i].len()));
+                test_all(&mut sends);
+                inboxes.iter_mut().for_each(|(_, _, inbox)| inbox.poll());
+            });
+            for k in 0..inboxes.len() {
+                for j in 0..inboxes[k].1.len() {
+                    let Some(frame) = inboxes[k].2.next() else { break };
+                    let values = inboxes[k].1[j].range.len();
+                    sends.push(call.isend::<T>(parent, TAG_TREE, frame, values));
+                    test_all(&mut sends);
+                    inboxes.iter_mut().for_each(|(_, _, inbox)| inbox.poll());
+                }
             }
-            call.send::<T>(parent, TAG_TREE, &bundle, tree.values(blocks, tree.subtree()));
+            wait_all(&mut sends);
         }
         None => {
             call.copy(out, blocks.range(root), mine, 0..mine.len());
-            for child in &children {
-                let src = tree.rank_of(child.start);
-                let bytes = call.comm.recv(src, TAG_TREE);
-                match split_bundle(&bytes) {
-                    Ok(frames) if frames.len() == child.len() => {
-                        for (v, (_, frame)) in child.clone().zip(frames) {
-                            let r = tree.rank_of(v);
-                            let want = call.expect::<T>(Some(r), Some(p), blocks.len(r));
-                            call.decode_at(src, frame, &want, out, blocks.range(r));
-                        }
-                    }
-                    Ok(frames) => call.fail(CollError::BadMessage {
-                        peer: src,
-                        reason: format!("{} frames for a subtree of {} ranks", frames.len(), child.len()),
-                    }),
-                    Err(reason) => call.fail(CollError::BadMessage { peer: src, reason }),
-                }
+            let mut taken = vec![0; inboxes.len()];
+            loop {
+                // A child whose next frame is here, else the first with frames to come.
+                let open: Vec<usize> = (0..inboxes.len()).filter(|&k| taken[k] < inboxes[k].1.len()).collect();
+                let Some(k) = open.iter().copied().find(|&k| inboxes[k].2.ready()).or(open.first().copied()) else {
+                    break;
+                };
+                let (src, frames, inbox) = &mut inboxes[k];
+                let pc = &frames[taken[k]];
+                taken[k] += 1;
+                let Some(frame) = inbox.next() else { continue };
+                let block = blocks.range(tree.rank_of(pc.v));
+                let want = call.expect::<T>(Some(pc.index), Some(pc.pieces), pc.range.len());
+                call.decode_at(*src, &frame, &want, out, block.start + pc.range.start..block.start + pc.range.end);
             }
         }
     }

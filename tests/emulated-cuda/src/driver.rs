@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use ptx_emulator::Memory;
+use ptx_emulator::{Memory, DEFAULT_CAPACITY};
 
 use crate::abi::*;
 use crate::context::Context;
@@ -55,9 +55,22 @@ fn compute_capability() -> u32 {
     }
 }
 
+/// `CCOLL_EMU_MEM_BYTES`: the device's capacity in bytes (live allocations beyond it
+/// fail with `CUDA_ERROR_OUT_OF_MEMORY`), so that tests can run a device out of memory.
+fn capacity() -> usize {
+    let Ok(v) = std::env::var("CCOLL_EMU_MEM_BYTES") else { return DEFAULT_CAPACITY };
+    match v.trim().parse::<usize>() {
+        Ok(bytes) if bytes > 0 => bytes,
+        _ => {
+            eprintln!("ccoll-emu: CCOLL_EMU_MEM_BYTES={v:?} is not a positive number of bytes; using {DEFAULT_CAPACITY}");
+            DEFAULT_CAPACITY
+        }
+    }
+}
+
 pub fn init() {
     DRIVER.get_or_init(|| Driver {
-        mem: Arc::new(Mutex::new(Memory::new())),
+        mem: Arc::new(Mutex::new(Memory::with_capacity(capacity()))),
         cc: compute_capability(),
         contexts: Registry::new(),
         streams: Registry::new(),

@@ -11,7 +11,8 @@
 //!
 //! Environment: `CCOLL_EMU_CC` (compute capability, default 80),
 //! `CCOLL_EMU_STREAM_DELAY_US` (delay before each queued operation),
-//! `CCOLL_EMU_STATS` (file receiving one JSON line per launch).
+//! `CCOLL_EMU_STATS` (file receiving one JSON line per launch), `CCOLL_EMU_MEM_BYTES`
+//! (device capacity in bytes, default 4 GiB).
 //!
 //! Arrays, textures, surfaces, graphs, external memory, the linker and managed memory
 //! answer `CUDA_ERROR_NOT_SUPPORTED`.

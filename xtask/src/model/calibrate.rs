@@ -1,86 +1,152 @@
 //! Calibration: the codec's single-core compression and decompression throughput and
-//! ratio, and the element-wise reduction throughput, measured in this process.
+//! ratio, the element-wise reduction throughput and the cost of writing fresh memory,
+//! measured in this process as CPU time (robust to other work on a shared machine).
 
 use codec_host::{Backend, Codec, CpuExecutor, Shape, SzxLayout};
 use collectives::model::Params;
-use std::time::Instant;
 
-/// Calibrated machine constants.
+/// A codec pass's cost per uncompressed byte, `per_byte + per_output_byte / ratio`
+/// seconds: a scan of the input plus the work of each byte the compressed stream holds
+/// (SZx's constant blocks are cheap, its coded blocks cost in proportion to their bits).
+/// Fitted through two measurements at different ratios: the data set's field, and the
+/// sum of four fields of it with different seeds (what an Allreduce's partial sums look
+/// like: fewer constant blocks, a lower ratio).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PassCost {
+    pub per_byte_s: f64,
+    pub per_output_byte_s: f64,
+}
+
+impl PassCost {
+    /// The line through (ratio a, seconds per byte a) and (ratio b, seconds per byte b);
+    /// one point (or two at the same ratio) gives a constant cost.
+    fn through(a: (f64, f64), b: (f64, f64)) -> PassCost {
+        let (xa, xb) = (1.0 / a.0, 1.0 / b.0);
+        if (xa - xb).abs() < 1e-9 {
+            return PassCost { per_byte_s: (a.1 + b.1) / 2.0, per_output_byte_s: 0.0 };
+        }
+        // Never negative: a measurement noisier than the spread gives a flat line.
+        let slope = ((a.1 - b.1) / (xa - xb)).max(0.0);
+        let mean_x = (xa + xb) / 2.0;
+        PassCost { per_byte_s: ((a.1 + b.1) / 2.0 - slope * mean_x).max(0.0), per_output_byte_s: slope }
+    }
+
+    /// Uncompressed bytes per second at `ratio`.
+    pub fn bytes_per_s(&self, ratio: f64) -> f64 {
+        1.0 / (self.per_byte_s + self.per_output_byte_s / ratio.max(1.0))
+    }
+}
+
+/// Calibrated machine constants (one core).
 #[derive(Clone, Copy, Debug)]
 pub struct Calibration {
-    pub comp_bytes_per_s: f64,
-    pub decomp_bytes_per_s: f64,
+    pub compress: PassCost,
+    pub decompress: PassCost,
     pub reduce_bytes_per_s: f64,
+    /// Writing a freshly allocated buffer (the kernel maps and zeroes every page).
+    pub fresh_bytes_per_s: f64,
+    /// Finding the finite value range of the input (relative bounds).
+    pub scan_bytes_per_s: f64,
     pub ratio: f64,
+    /// The ratio of the second measurement (the sum of fields), where there is one.
+    pub second_ratio: Option<f64>,
     pub measured: bool,
 }
+
+/// Fields summed for the second codec measurement.
+const SUMMED: u64 = 4;
 
 /// Values of the calibration field: 64 MiB of f32.
 const VALUES: usize = 16 << 20;
 const REPEATS: usize = 3;
 
 impl Calibration {
-    /// Given codec figures; the reduction is still measured.
+    /// Given codec figures (at every ratio); the memory figures are still measured.
     pub fn given(comp: f64, decomp: f64, ratio: f64) -> Calibration {
-        Calibration { comp_bytes_per_s: comp, decomp_bytes_per_s: decomp, reduce_bytes_per_s: reduce_throughput(), ratio, measured: false }
+        let flat = |v: f64| PassCost { per_byte_s: 1.0 / v, per_output_byte_s: 0.0 };
+        Calibration { compress: flat(comp), decompress: flat(decomp), reduce_bytes_per_s: reduce_throughput(), fresh_bytes_per_s: fresh_throughput(), scan_bytes_per_s: scan_throughput(), ratio, second_ratio: None, measured: false }
     }
 
-    /// Measures `codec` on `dataset` with one thread (best of three).
+    /// Measures `codec` on `dataset` with one thread (best of three), on one field and on
+    /// the sum of [`SUMMED`] fields.
     pub fn measure(dataset: &str, codec: &str) -> Result<Calibration, String> {
-        let codec = parse_codec(codec)?;
         let spec = datasets::parse_spec(dataset).map_err(|e| e.to_string())?;
-        let data = spec.load_len(VALUES, datasets::DEFAULT_SEED).map_err(|e| e.to_string())?.values.to_f32();
+        let field = |k: u64| spec.load_len(VALUES, datasets::DEFAULT_SEED.wrapping_add(k)).map(|f| f.values.to_f32()).map_err(|e| e.to_string());
+        let data = field(0)?;
+        let mut summed = data.clone();
+        for k in 1..SUMMED {
+            summed.iter_mut().zip(field(k)?).for_each(|(a, b)| *a += b);
+        }
+        let codec = parse_codec(codec)?;
         let one = Backend::with_executor(CpuExecutor::new(1).map_err(|e| e.to_string())?);
-        let shape = Shape::from_dims(&[data.len()]).map_err(|e| e.to_string())?;
-        let mut stream = Vec::new();
-        let comp = best_of(|| {
-            stream = codec.compress(&data, shape, &one).map_err(|e| e.to_string())?;
-            Ok(())
-        })?;
-        let mut out = vec![0f32; data.len()];
-        let decomp = best_of(|| codec_host::decompress_into(&stream, &mut out, &one).map(drop).map_err(|e| e.to_string()))?;
-        let bytes = (data.len() * 4) as f64;
+        let at = measure_pass(&data, &codec, &one)?;
+        let summed = measure_pass(&summed, &codec, &one)?;
         Ok(Calibration {
-            comp_bytes_per_s: bytes / comp,
-            decomp_bytes_per_s: bytes / decomp,
+            compress: PassCost::through((at.ratio, 1.0 / at.comp), (summed.ratio, 1.0 / summed.comp)),
+            decompress: PassCost::through((at.ratio, 1.0 / at.decomp), (summed.ratio, 1.0 / summed.decomp)),
             reduce_bytes_per_s: reduce_throughput(),
-            ratio: bytes / stream.len() as f64,
+            fresh_bytes_per_s: fresh_throughput(),
+            scan_bytes_per_s: scan_throughput(),
+            ratio: at.ratio,
+            second_ratio: Some(summed.ratio),
             measured: true,
         })
     }
 
-    /// The codec and reduction terms of the model (the rest is filled in by the caller).
-    pub fn params(&self) -> Params {
+    /// The codec and reduction terms of the model at `ratio`, `cores` cores per codec
+    /// (the rest is filled in by the caller).
+    pub fn params(&self, ratio: f64, cores: f64) -> Params {
         Params {
             ranks: 1,
             link_bytes_per_s: 1.0,
             alpha_s: 0.0,
-            comp_bytes_per_s: self.comp_bytes_per_s,
-            decomp_bytes_per_s: self.decomp_bytes_per_s,
+            comp_bytes_per_s: self.compress.bytes_per_s(ratio) * cores,
+            decomp_bytes_per_s: self.decompress.bytes_per_s(ratio) * cores,
             // Measured over 64 MiB: a fixed cost per pass is inside the throughput.
             codec_call_s: 0.0,
-            reduce_bytes_per_s: self.reduce_bytes_per_s,
-            ratio: self.ratio,
-            host_cores: 1.0,
-            ranks_per_host: 1,
-            background_load: 0.0,
-            // One rank per node group: no intra-group steps.
-            group_ranks: 1,
-            intra_bytes_per_s: f64::INFINITY,
-            intra_alpha_s: 0.0,
+            reduce_bytes_per_s: self.reduce_bytes_per_s * cores,
+            fresh_bytes_per_s: self.fresh_bytes_per_s * cores,
+            scan_bytes_per_s: self.scan_bytes_per_s * cores,
+            ratio,
+            ..Params::IDEAL
         }
     }
 
     pub fn describe(&self) -> String {
         format!(
-            "calibration ({}): compress {:.0} MB/s, decompress {:.0} MB/s, ratio {:.2}, reduce {:.0} MB/s (one core)",
+            "calibration ({}, one core, CPU time): compress {:.0} MB/s, decompress {:.0} MB/s at ratio {:.2} ({:.0} / {:.0} MB/s at ratio {:.2}); reduce {:.0} MB/s; writing fresh memory {:.0} MB/s; value-range scan {:.0} MB/s",
             if self.measured { "measured" } else { "given" },
-            self.comp_bytes_per_s / 1e6,
-            self.decomp_bytes_per_s / 1e6,
+            self.compress.bytes_per_s(self.ratio) / 1e6,
+            self.decompress.bytes_per_s(self.ratio) / 1e6,
             self.ratio,
-            self.reduce_bytes_per_s / 1e6
+            self.compress.bytes_per_s(self.second_ratio.unwrap_or(self.ratio)) / 1e6,
+            self.decompress.bytes_per_s(self.second_ratio.unwrap_or(self.ratio)) / 1e6,
+            self.second_ratio.unwrap_or(self.ratio),
+            self.reduce_bytes_per_s / 1e6,
+            self.fresh_bytes_per_s / 1e6,
+            self.scan_bytes_per_s / 1e6
         )
     }
+}
+
+/// One codec's measured speeds (uncompressed bytes/s) and ratio.
+struct Pass {
+    comp: f64,
+    decomp: f64,
+    ratio: f64,
+}
+
+fn measure_pass(data: &[f32], codec: &Codec, backend: &Backend) -> Result<Pass, String> {
+    let shape = Shape::from_dims(&[data.len()]).map_err(|e| e.to_string())?;
+    let mut stream = Vec::new();
+    let comp = best_of(|| {
+        stream = codec.compress(data, shape, backend).map_err(|e| e.to_string())?;
+        Ok(())
+    })?;
+    let mut out = vec![0f32; data.len()];
+    let decomp = best_of(|| codec_host::decompress_into(&stream, &mut out, backend).map(drop).map_err(|e| e.to_string()))?;
+    let bytes = (data.len() * 4) as f64;
+    Ok(Pass { comp: bytes / comp, decomp: bytes / decomp, ratio: bytes / stream.len() as f64 })
 }
 
 /// An SZx codec as ccoll-bench writes it (`szx-rel=R`, `szx=E`).
@@ -91,15 +157,23 @@ fn parse_codec(s: &str) -> Result<Codec, String> {
     }
 }
 
-/// Seconds of the fastest of three runs.
+/// CPU seconds (this process, all threads, user and system) of the fastest of three
+/// runs: on a machine shared with other work, wall time would measure the others too.
 fn best_of(mut f: impl FnMut() -> Result<(), String>) -> Result<f64, String> {
     let mut best = f64::INFINITY;
     for _ in 0..REPEATS {
-        let t = Instant::now();
+        let t = process_cpu_s();
         f()?;
-        best = best.min(t.elapsed().as_secs_f64());
+        best = best.min(process_cpu_s() - t);
     }
-    Ok(best)
+    Ok(best.max(1e-9))
+}
+
+fn process_cpu_s() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes the timespec we pass; the clock id is a constant.
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 /// Bytes of one operand per second of `a[i] += b[i]` over 64 MiB of f32.
@@ -115,10 +189,49 @@ fn reduce_throughput() -> f64 {
     (VALUES * 4) as f64 / secs
 }
 
+/// Bytes per second of filling a newly allocated 64 MiB buffer: what a collective's or a
+/// benchmark's fresh output buffer costs on top of the codec writing it.
+fn fresh_throughput() -> f64 {
+    let secs = best_of(|| {
+        let mut v: Vec<f32> = vec![0.0; VALUES];
+        v.iter_mut().for_each(|x| *x = 1.0);
+        std::hint::black_box(&v);
+        Ok(())
+    })
+    .expect("infallible");
+    (VALUES * 4) as f64 / secs
+}
+
+/// Bytes per second of finding the smallest and largest finite value of 64 MiB of f32
+/// (what a relative bound needs before compressing).
+fn scan_throughput() -> f64 {
+    let data: Vec<f32> = (0..VALUES).map(|i| (i % 1000) as f32).collect();
+    let secs = best_of(|| {
+        let range = data.iter().filter(|v| v.is_finite()).fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+        std::hint::black_box(range);
+        Ok(())
+    })
+    .expect("infallible");
+    (VALUES * 4) as f64 / secs
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use codec_host::ErrorBound;
+
+    #[test]
+    fn pass_cost_is_the_line_through_two_ratios() {
+        // 1 ns per byte at ratio 10, 0.5 ns at ratio 40: 1/3 ns + 6.67 ns / ratio.
+        let c = PassCost::through((10.0, 1e-9), (40.0, 0.5e-9));
+        let near = |a: f64, b: f64| (a / b - 1.0).abs() < 1e-6;
+        assert!(near(c.bytes_per_s(10.0), 1e9) && near(c.bytes_per_s(40.0), 2e9), "{c:?}");
+        assert!(near(c.bytes_per_s(1e9), 3e9), "{c:?}");
+        // Noise that makes the lower ratio faster gives a flat line, never a negative cost.
+        let flat = PassCost::through((10.0, 0.5e-9), (40.0, 1e-9));
+        assert!(flat.per_output_byte_s == 0.0 && flat.per_byte_s > 0.0, "{flat:?}");
+        assert!(near(PassCost::through((5.0, 1e-9), (5.0, 3e-9)).bytes_per_s(7.0), 0.5e9));
+    }
 
     #[test]
     fn codec_strings_parse() {

@@ -25,7 +25,7 @@ struct Args {
     /// allreduce, reduce-scatter, reduce, bcast, scatter, gather, allgather, alltoall or p2p.
     #[arg(long)]
     op: String,
-    /// Comma-separated algorithms: mpi, cpr-p2p, c-coll, ring, rd, hier (those that apply
+    /// Comma-separated algorithms: mpi, cpr-p2p, c-coll, ring, rd, hier, cdr (those that
     /// to the operation); default: all that apply.
     #[arg(long)]
     algo: Option<String>,

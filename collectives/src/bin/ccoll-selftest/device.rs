@@ -2,9 +2,11 @@
 //! buffers with the CUDA backend, and must give this rank the host run's result bit for
 //! bit and the same accounting, with kernels launched wherever values were coded.
 
-use collectives::{CodecBackend, CollConfig, CollStats, Value};
+use codec_host::{Codec, ErrorBound};
+use collectives::{Algorithm, CodecBackend, CollConfig, CollError, CollStats, DeviceCollectives, ReduceOp, Value};
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
 use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
 
 use crate::suite::Suite;
 
@@ -52,12 +54,71 @@ impl Suite {
         };
         let bits = |v: &[T]| v.iter().map(|x| x.to_f64().to_bits()).collect::<Vec<_>>();
         self.expect(bits(&dgot) == bits(got), || format!("{name} (device): result differs from the host run's"));
-        let same = (dst.compressions_per_value, dst.error_bound, dst.abs_error, dst.bytes_sent, dst.values_compressed, dst.values_decompressed)
-            == (st.compressions_per_value, st.error_bound, st.abs_error, st.bytes_sent, st.values_compressed, st.values_decompressed);
+        let same = (dst.compressions_per_value, dst.error_bound, dst.abs_error, dst.bytes_sent, dst.messages_sent, dst.values_compressed, dst.values_decompressed)
+            == (st.compressions_per_value, st.error_bound, st.abs_error, st.bytes_sent, st.messages_sent, st.values_compressed, st.values_decompressed);
         self.expect(same, || format!("{name} (device): stats {dst:?}, host {st:?}"));
         self.expect(st.device_launches == 0, || format!("{name}: the host run launched {} kernels", st.device_launches));
         let coded = dst.values_compressed + dst.values_decompressed > 0;
         self.expect(!coded || dst.device_launches > 0, || format!("{name} (device): values coded but no kernel launched"));
         self.device_launches += dst.device_launches;
     }
+}
+
+/// `--device-oom` (run by `collectives/tests/device_mpirun.rs` with a small device for
+/// rank 0 only, `CCOLL_EMU_MEM_BYTES`): rank 0 fills its device nearly to the brim, then
+/// - a reduce-scatter whose work buffer does not fit there fails at the agreement:
+///   rank 0 reports the device error, every other rank `PeerRejected { rank: 0 }`;
+/// - an in-place allreduce (C-Coll) that needs no work buffer fails inside its first
+///   ring step on rank 0 (the chunk's compression cannot allocate): rank 0 reports the
+///   device error, every other rank `PeerFailed` (the failure travels around the ring in
+///   the flagged frames), and no rank waits for the watchdog.
+pub fn out_of_memory(s: &mut Suite) {
+    let mut cfg = CollConfig::new(Codec::szx(ErrorBound::Abs(1e-3))).with_algorithm(Algorithm::CColl);
+    cfg.backend = CodecBackend::Cuda;
+    cfg.min_bytes_to_compress = 0;
+    cfg.pipeline_chunk_bytes = 4000;
+    if let Err(e) = CodecBackend::Cuda.resolve() {
+        return s.expect(false, || format!("--device-oom: {e}"));
+    }
+    // Values of f32 that fill rank 0's free device memory but for `spare` bytes (agreed
+    // by every rank).
+    let fill = |s: &Suite, spare: usize| -> usize {
+        let mut n = 0u64;
+        if s.rank == 0 {
+            let free = cust::memory::mem_get_info().map_or(0, |(free, _)| free);
+            n = (free.saturating_sub(spare) / 4) as u64;
+        }
+        s.world.process_at_rank(0).broadcast_into(&mut n);
+        n as usize
+    };
+    let is_device_error = |r: &collectives::Result<CollStats>| matches!(r, Err(CollError::Codec(codec_host::Error::Gpu(_))));
+    let started = std::time::Instant::now();
+
+    // Rank 0 receives one value (its buffer made before the fill), the last rank the rest.
+    s.cases += 1;
+    let outcome = (|| -> collectives::Result<_> {
+        let small = up(&[0f32])?;
+        let total = fill(s, 64).max(s.p);
+        let counts: Vec<usize> = (0..s.p).map(|r| if r + 1 == s.p { total - (s.p - 1) } else { 1 }).collect();
+        let send = up(&vec![1f32; total])?;
+        let mut recv = if s.rank == 0 { small } else { up(&vec![0f32; counts[s.rank]])? };
+        Ok(s.world.d_reduce_scatter(&send, &mut recv, &counts, ReduceOp::Sum, &cfg))
+    })();
+    println!("ccoll-selftest: rank {}: reduce-scatter beyond rank 0's device memory: {outcome:?}", s.rank);
+    match outcome {
+        Ok(r) if s.rank == 0 => s.expect(is_device_error(&r), || format!("reduce-scatter beyond rank 0's device memory: rank 0 got {r:?}")),
+        Ok(r) => s.expect(r == Err(CollError::PeerRejected { rank: 0 }), || format!("reduce-scatter beyond rank 0's device memory: got {r:?}")),
+        Err(e) => s.expect(false, || format!("--device-oom setup: {e}")),
+    }
+
+    s.cases += 1;
+    let n = fill(s, 64);
+    let outcome = up(&vec![1f32; n]).map(|mut buf| s.world.d_allreduce_in_place(&mut buf, ReduceOp::Sum, &cfg));
+    println!("ccoll-selftest: rank {}: allreduce of {n} values: {outcome:?}", s.rank);
+    match outcome {
+        Ok(r) if s.rank == 0 => s.expect(is_device_error(&r), || format!("allreduce of {n} values: rank 0 got {r:?}")),
+        Ok(r) => s.expect(matches!(r, Err(CollError::PeerFailed { .. })), || format!("allreduce of {n} values: got {r:?}")),
+        Err(e) => s.expect(false, || format!("--device-oom setup: {e}")),
+    }
+    println!("ccoll-selftest: rank {}: --device-oom took {:.1} s", s.rank, started.elapsed().as_secs_f64());
 }

@@ -10,7 +10,8 @@
 //! (the panic hook must leave MPI alone then). `ccoll-selftest --device --codecs ...`
 //! (feature `cuda`, run by `collectives/tests/device_mpirun.rs`) runs the smaller device
 //! matrix: every case also on device buffers with the CUDA backend, which must match the
-//! host run bit for bit. Every rank prints `ccoll-selftest: rank R of P: C
+//! host run bit for bit; `--device-oom` that a device running out of memory inside a call
+//! fails it on every rank with a typed error. Every rank prints `ccoll-selftest: rank R of P: C
 //! cases, F failures` last and exits non-zero if it saw a failure.
 
 mod cases;
@@ -73,6 +74,11 @@ fn main() {
         environment_override(&mut s, &case);
     } else if args.iter().any(|a| a == "--absent-rank") {
         absent_rank(&mut s);
+    } else if args.iter().any(|a| a == "--device-oom") {
+        #[cfg(feature = "cuda")]
+        device::out_of_memory(&mut s);
+        #[cfg(not(feature = "cuda"))]
+        s.expect(false, || "--device-oom needs ccoll-selftest built with the `cuda` feature".into());
     } else if args.iter().any(|a| a == "--device") {
         s.device = cfg!(feature = "cuda");
         s.expect(s.device, || "--device needs ccoll-selftest built with the `cuda` feature".into());
@@ -113,6 +119,7 @@ fn matrix(s: &mut Suite, specs: &str, large: Option<String>) {
                     let st = cases::run::<f32>(s, &inputs, &case, salt);
                     if setting.compresses && n == 65_537 {
                         check_compressed_once(s, op, algorithm, n, st.map_or(0, |st| st.values_compressed));
+                        check_pipelined(s, op, algorithm, n, &setting.cfg, st.map_or(0, |st| st.messages_sent));
                     }
                 }
             }
@@ -206,6 +213,29 @@ fn check_compressed_once(s: &mut Suite, op: CollOp, algorithm: Algorithm, n: usi
     };
     s.cases += 1;
     s.expect(total == expected, || format!("{op} {algorithm} n={n}: {total} values compressed over all ranks, expected {expected}"));
+}
+
+/// C-Coll's data movement is pipelined: every chunk crosses every hop as a message of
+/// its own (sum of messages over all ranks), so a rank can forward or decode a chunk
+/// while the next is compressed or in flight. A schedule that bundled a block, or a
+/// subtree's blocks, into one message sends far fewer.
+fn check_pipelined(s: &mut Suite, op: CollOp, algorithm: Algorithm, n: usize, cfg: &CollConfig, mine: u64) {
+    let total = s.sum(mine) as usize;
+    let (p, block) = (s.p, n.div_ceil(s.p));
+    // The cases at this size are f32.
+    let chunks = |len: usize| len.div_ceil(config::pipeline_chunk_values(len, 4, cfg.pipeline_chunk_bytes));
+    // A binomial tree's hops from the root to virtual rank v: the one bits of v.
+    let hops: usize = (1..p).map(|v| v.count_ones() as usize).sum();
+    let expected = match (op, algorithm) {
+        (CollOp::Bcast, Algorithm::CColl) => chunks(n) * (p - 1),
+        (CollOp::Scatter | CollOp::Gather, Algorithm::CColl) => chunks(block) * hops,
+        // Every block crosses p - 1 hops of the ring.
+        (CollOp::Allgather, Algorithm::CColl) => chunks(block) * p * (p - 1),
+        _ => return,
+    };
+    s.cases += 1;
+    s.expect(chunks(block) > 1, || format!("{op} n={n}: the pipeline check needs several chunks per block"));
+    s.expect(total == expected, || format!("{op} {algorithm} n={n}: {total} messages over all ranks, expected {expected} (one per chunk and hop)"));
 }
 
 /// NaN and infinities: where MPI's SUM is non-finite, so is ours, exactly; ZFP sends the
