@@ -12,8 +12,8 @@
 use std::hint::black_box;
 
 use codec_host::elementwise::{self, ReduceOp};
-use codec_host::szx::{self, reduce, ErrorBound, SzxOptions};
-use codec_host::{CpuExecutor, Shape};
+use codec_host::szx::{self, pipelined, reduce, ErrorBound, SzxOptions};
+use codec_host::{Backend, CpuExecutor, Shape};
 
 mod support;
 use support::thread_cpu_time;
@@ -45,12 +45,13 @@ fn main() {
     let quick = std::env::var("CCOLL_SZX_BENCH_QUICK").is_ok_and(|v| v == "1");
     let reps: usize = std::env::var("CCOLL_SZX_BENCH_REPS").ok().and_then(|v| v.parse().ok()).unwrap_or(5).max(1);
     let len = if quick { 1 << 20 } else { 1 << 24 };
-    let exec = CpuExecutor::new(1).expect("one-thread executor");
+    let one = Backend::with_executor(CpuExecutor::new(1).expect("one-thread executor"));
+    let exec = one.executor().expect("a CPU backend");
     let fields: Vec<Vec<f32>> = (0..3).map(|r| field(len, r)).collect();
     let (lo, hi) = fields.iter().flatten().fold((f64::MAX, f64::MIN), |(l, h), &v| (l.min(v as f64), h.max(v as f64)));
     let e = REL * (hi - lo);
     let opts = SzxOptions::default();
-    let compress = |x: &[f32]| szx::compress_with_options(x, Shape::d1(x.len()), ErrorBound::Abs(e), &opts, &exec).expect("compress");
+    let compress = |x: &[f32]| pipelined::Encoder::plain(x, Shape::d1(x.len()), ErrorBound::Abs(e), opts.block_size, exec).and_then(|e| e.into_vec(exec)).expect("compress");
     let streams: Vec<Vec<u8>> = fields.iter().map(|x| compress(x)).collect();
     let first = reduce::reduce::<f32>(ReduceOp::Sum, &streams[0], &streams[1], e).expect("reduce");
     println!(
@@ -75,9 +76,9 @@ fn main() {
             let (t, red) = timed(|| reduce::reduce::<f32>(ReduceOp::Sum, black_box(a), black_box(b), e).expect("reduce"));
             t_red.push(t);
             let (t, dac) = timed(|| {
-                szx::decompress_into(black_box(a), &mut va, &exec).expect("decompress");
-                szx::decompress_into(black_box(b), &mut vb, &exec).expect("decompress");
-                elementwise::reduce(&exec, ReduceOp::Sum, &mut va, &vb).expect("add");
+                codec_host::decompress_into(black_box(a), &mut va, &one).expect("decompress");
+                codec_host::decompress_into(black_box(b), &mut vb, &one).expect("decompress");
+                elementwise::reduce(exec, ReduceOp::Sum, &mut va, &vb).expect("add");
                 compress(&va)
             });
             t_dac.push(t);

@@ -15,8 +15,8 @@
 
 use std::hint::black_box;
 
-use codec_host::szx::{self, ErrorBound, SzxOptions};
-use codec_host::{CpuExecutor, Shape};
+use codec_host::szx::{self, pipelined, ErrorBound, SzxOptions};
+use codec_host::{Backend, CpuExecutor, Shape};
 
 mod support;
 use support::c_szx::CSzx;
@@ -79,17 +79,19 @@ fn speed(times: &[f64], n: usize) -> f64 {
 
 /// One repetition of ours: compress into a reused buffer, decompress into a new vector
 /// (a fresh mapping, as the C API's malloc gives here) and into `touched`.
-fn ours_rep(x: &[f32], e: f64, exec: &CpuExecutor, buf: &mut [u8], touched: &mut [f32], side: &mut Side, check: bool) {
-    let opts = SzxOptions::default();
-    let (tc, len) = timed(|| szx::compress_into(x, Shape::d1(x.len()), ErrorBound::Abs(e), &opts, buf, exec).expect("compress"));
+fn ours_rep(x: &[f32], e: f64, backend: &Backend, buf: &mut [u8], touched: &mut [f32], side: &mut Side, check: bool) {
+    let exec = backend.executor().expect("a CPU backend");
+    let block = SzxOptions::default().block_size;
+    let mut compress = || pipelined::Encoder::plain(x, Shape::d1(x.len()), ErrorBound::Abs(e), block, exec)?.encode_into(buf, exec);
+    let (tc, len) = timed(|| compress().expect("compress"));
     let stream = &buf[..len];
     let (tf, back) = timed(|| {
         let mut out = vec![0f32; x.len()];
-        szx::decompress_into(stream, &mut out, exec).expect("decompress");
+        codec_host::decompress_into(stream, &mut out, backend).expect("decompress");
         out
     });
     let (tt, ()) = timed(|| {
-        szx::decompress_into(stream, touched, exec).expect("decompress");
+        codec_host::decompress_into(stream, touched, backend).expect("decompress");
     });
     side.comp.push(tc);
     side.decomp_fresh.push(tf);
@@ -126,7 +128,7 @@ fn main() {
     let quick = std::env::var("CCOLL_SZX_BENCH_QUICK").is_ok_and(|v| v == "1");
     let only = std::env::var("CCOLL_SZX_BENCH_DATA").ok();
     let c = std::env::var_os("CCOLL_SZX_C").map(|path| CSzx::open(path.as_ref()).unwrap_or_else(|e| panic!("CCOLL_SZX_C: {e}")));
-    let exec = CpuExecutor::new(1).expect("executor");
+    let backend = Backend::with_executor(CpuExecutor::new(1).expect("executor"));
     glibc_malloc::fix_thresholds();
     let mut recycler = Recycler::default();
     println!(
@@ -172,7 +174,7 @@ fn main() {
                 if let Some(c) = &c {
                     c_rep(c, &x, e32, &mut c_buf, &mut recycler, &mut theirs, rep == 0);
                 }
-                ours_rep(&x, e, &exec, &mut ours_buf, &mut touched, &mut ours, rep == 0);
+                ours_rep(&x, e, &backend, &mut ours_buf, &mut touched, &mut ours, rep == 0);
             }
             all_held &= ours.err <= e;
             let (oc, of, ot, or) = (speed(&ours.comp, n), speed(&ours.decomp_fresh, n), speed(&ours.decomp_touched, n), ours.ratio(n));

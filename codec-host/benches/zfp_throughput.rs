@@ -12,7 +12,7 @@
 
 use std::time::{Duration, Instant};
 
-use codec_host::{Codec, CpuExecutor, Shape};
+use codec_host::{Backend, Codec, CpuExecutor, Shape};
 
 mod support;
 use support::{c_zfp, thread_cpu_time};
@@ -94,20 +94,22 @@ fn main() {
     let (n, reps) = if quick { (64, 1) } else { (256, 5) };
     let data = if quick { datasets::smooth3d_field(n, 1e-3, datasets::generate::DEFAULT_SEED) } else { datasets::smooth3d() };
     let bytes = data.len() * 4;
-    let one = CpuExecutor::new(1).unwrap();
+    let one = Backend::with_executor(CpuExecutor::new(1).unwrap());
     let all = CpuExecutor::new(0).unwrap();
+    let threads = all.threads();
+    let all = Backend::with_executor(all);
     println!(
         "smooth3d {n}^3 f32 ({:.1} MiB, datasets::smooth3d); ours: 1 thread and {} threads; C: Debian libzfp 1.0 serial; \
          zfp-rs 1.0.1 serial; best of {reps} interleaved runs; MB/s of uncompressed data (1T columns per thread-CPU second, \
          {}T and {}T/1T by wall clock)",
         bytes as f64 / (1 << 20) as f64,
-        all.threads(),
-        all.threads(),
-        all.threads()
+        threads,
+        threads,
+        threads
     );
     println!(
         "| data | mode | op | ours 1T | ours {t}T | C lib | zfp-rs | ours1T/C | ours1T/zfp-rs | {t}T/1T | ratio | max abs err |",
-        t = all.threads()
+        t = threads
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     let modes: [(&str, Option<f64>, Option<f64>); 6] = [
@@ -122,30 +124,30 @@ fn main() {
         let shape = Shape::from_dims(&dims).unwrap();
         for &(mode, rate, tol) in &modes {
             let codec = match (rate, tol) {
-                (Some(rate), _) => Codec::ZfpFixedRate { rate },
-                (_, Some(tolerance)) => Codec::ZfpFixedAccuracy { tolerance },
+                (Some(rate), _) => Codec::zfp_rate(rate),
+                (_, Some(tolerance)) => Codec::zfp_accuracy(tolerance),
                 _ => unreachable!(),
             };
             let rs_config = zfp_rs_ref::config(&dims, rate, tol);
             // Correctness first: all three produce the same stream.
-            let ours = codec.compress_with(&data, shape, &one).unwrap();
+            let ours = codec.compress(&data, shape, &one).unwrap();
             let c = c_zfp::compress(&data, &dims, rate, tol);
             assert!(ours.len() == c.len().div_ceil(8) * 8 && ours[..c.len()] == c[..], "{label} {mode}: stream differs from libzfp");
             let rs = zfp_rs_ref::compress(&data, &dims, &rs_config);
             let rs_note = if rs[..] == ours[..] { "" } else { " (zfp-rs stream differs)" };
             let mut out = vec![0f32; data.len()];
-            codec_host::decompress_into_with(&ours, &mut out, &one).unwrap();
+            codec_host::decompress_into(&ours, &mut out, &one).unwrap();
             let err = datasets::max_abs_error(&data, &out);
 
             // [compress, decompress] x [ours 1T, ours all, C, zfp-rs]
             let mut best = [[Best::NONE; 4]; 2];
             for _ in 0..reps {
-                best[0][0].run(|| codec.compress_with(&data, shape, &one).unwrap());
-                best[0][1].run(|| codec.compress_with(&data, shape, &all).unwrap());
+                best[0][0].run(|| codec.compress(&data, shape, &one).unwrap());
+                best[0][1].run(|| codec.compress(&data, shape, &all).unwrap());
                 best[0][2].run(|| c_zfp::compress(&data, &dims, rate, tol));
                 best[0][3].run(|| zfp_rs_ref::compress(&data, &dims, &rs_config));
-                best[1][0].run(|| codec_host::decompress_into_with(&ours, &mut out, &one).unwrap());
-                best[1][1].run(|| codec_host::decompress_into_with(&ours, &mut out, &all).unwrap());
+                best[1][0].run(|| codec_host::decompress_into(&ours, &mut out, &one).unwrap());
+                best[1][1].run(|| codec_host::decompress_into(&ours, &mut out, &all).unwrap());
                 best[1][2].run(|| c_zfp::decompress(&c, &mut out, &dims));
                 best[1][3].run(|| zfp_rs_ref::decompress(&rs, &mut out, &dims));
             }

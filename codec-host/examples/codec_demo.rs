@@ -4,7 +4,7 @@
 //! `cargo run --release -p codec-host --example codec_demo [-- EDGE]` (EDGE: grid edge,
 //! default 256, i.e. the 64 MiB reference field).
 
-use codec_host::{Codec, CpuExecutor, Shape};
+use codec_host::{Backend, Codec, CpuExecutor, ErrorBound, Shape};
 use std::time::Instant;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -15,25 +15,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let bytes = (field.len() * 4) as f64;
     let exec = CpuExecutor::global();
     let codecs = [
-        Codec::ZfpFixedRate { rate: 4.0 },
-        Codec::ZfpFixedRate { rate: 8.0 },
-        Codec::ZfpFixedRate { rate: 16.0 },
-        Codec::ZfpFixedAccuracy { tolerance: 1e-2 },
-        Codec::ZfpFixedAccuracy { tolerance: 1e-3 },
-        Codec::ZfpFixedAccuracy { tolerance: 1e-4 },
-        Codec::SzxRelative { rel_error: 1e-2 },
-        Codec::SzxRelative { rel_error: 1e-3 },
-        Codec::SzxRelative { rel_error: 1e-4 },
+        Codec::zfp_rate(4.0),
+        Codec::zfp_rate(8.0),
+        Codec::zfp_rate(16.0),
+        Codec::zfp_accuracy(1e-2),
+        Codec::zfp_accuracy(1e-3),
+        Codec::zfp_accuracy(1e-4),
+        Codec::szx(ErrorBound::Rel(1e-2)),
+        Codec::szx(ErrorBound::Rel(1e-3)),
+        Codec::szx(ErrorBound::Rel(1e-4)),
     ];
     println!("field: smooth3d {shape} f32, {:.1} MiB, {} threads", bytes / (1 << 20) as f64, exec.threads());
     println!("{:<22} {:>8} {:>12} {:>14} {:>14}", "codec", "ratio", "max err", "comp MB/s", "decomp MB/s");
     let mut back = vec![0f32; field.len()];
     for codec in codecs {
         let t = Instant::now();
-        let stream = codec.compress_with(&field, shape, exec)?;
+        let stream = codec.compress(&field, shape, &Backend::cpu())?;
         let tc = t.elapsed().as_secs_f64();
         let t = Instant::now();
-        let info = codec_host::decompress_into_with(&stream, &mut back, exec)?;
+        let info = codec_host::decompress_into(&stream, &mut back, &Backend::cpu())?;
         let td = t.elapsed().as_secs_f64();
         println!(
             "{:<22} {:>8.2} {:>12.3e} {:>14.0} {:>14.0}",

@@ -9,9 +9,7 @@
 
 use std::process::ExitCode;
 
-use codec_host::cuda::CudaBackend;
-use codec_host::szx::ErrorBound;
-use codec_host::{Codec, CpuExecutor, Result, Shape};
+use codec_host::{decompress_into, decompress_on, Backend, Codec, ErrorBound, Result, Shape, SzxLayout};
 
 /// A smooth 3D field with a ragged shape (no extent a multiple of 4).
 fn field(shape: Shape) -> Vec<f32> {
@@ -26,16 +24,17 @@ fn field(shape: Shape) -> Vec<f32> {
 
 /// Compresses and decompresses `data` (already on the device) with `codec`; true if the
 /// stream and the values equal the CPU's.
-fn roundtrip(gpu: &CudaBackend, codec: &Codec, host: &[f32], data: &cust::memory::DeviceSlice<f32>, shape: Shape) -> Result<bool> {
-    let exec = CpuExecutor::global();
-    let want = codec.compress_with(host, shape, exec)?;
+fn roundtrip(backend: &Backend, codec: &Codec, host: &[f32], data: &cust::memory::DeviceSlice<f32>, shape: Shape) -> Result<bool> {
+    let cpu = Backend::cpu();
+    let want = codec.compress(host, shape, &cpu)?;
     let mut want_values = vec![0f32; host.len()];
-    codec_host::decompress_into_with(&want, &mut want_values, exec)?;
+    decompress_into(&want, &mut want_values, &cpu)?;
 
+    let gpu = backend.cuda_backend().expect("a CUDA backend");
     let stream = gpu.stream()?;
-    let compressed = gpu.compress_on(&stream, codec, data, shape)?.wait()?;
+    let compressed = codec.compress_on(data, shape, backend, &stream)?.wait()?;
     let mut out = gpu.zeroed_on::<f32>(&stream, host.len())?;
-    gpu.decompress_on(&stream, &compressed, &mut out)?.wait()?;
+    decompress_on(&compressed, &mut out, backend, &stream)?.wait()?;
     let mut values = vec![0f32; host.len()];
     gpu.download_on(&stream, &out, &mut values)?;
 
@@ -53,8 +52,8 @@ fn roundtrip(gpu: &CudaBackend, codec: &Codec, host: &[f32], data: &cust::memory
 }
 
 fn main() -> ExitCode {
-    let gpu = match CudaBackend::new() {
-        Ok(gpu) => gpu,
+    let backend = match Backend::cuda() {
+        Ok(backend) => backend,
         Err(e) => {
             eprintln!("gpu_roundtrip: {e}");
             return ExitCode::FAILURE;
@@ -62,13 +61,14 @@ fn main() -> ExitCode {
     };
     let shape = Shape::d3(45, 31, 17);
     let host = field(shape);
+    let gpu = backend.cuda_backend().expect("a CUDA backend");
     println!("device: {}; field {shape} f32, uploaded once", gpu.describe());
     let codecs = [
-        Codec::ZfpFixedRate { rate: 8.0 },
-        Codec::ZfpFixedAccuracy { tolerance: 1e-3 },
-        Codec::Szx { abs_error: 1e-3 },
-        Codec::SzxRelative { rel_error: 1e-4 },
-        Codec::SzxPipelined { bound: ErrorBound::Abs(1e-3), chunk_values: 5120 },
+        Codec::zfp_rate(8.0),
+        Codec::zfp_accuracy(1e-3),
+        Codec::szx(ErrorBound::Abs(1e-3)),
+        Codec::szx(ErrorBound::Rel(1e-4)),
+        Codec::Szx { bound: ErrorBound::Abs(1e-3), layout: SzxLayout::Pipelined { chunk_values: 5120 } },
     ];
     let run = || -> Result<bool> {
         let stream = gpu.stream()?;
@@ -76,7 +76,7 @@ fn main() -> ExitCode {
         stream.synchronize()?;
         let mut all = true;
         for codec in &codecs {
-            all &= roundtrip(&gpu, codec, &host, &data, shape)?;
+            all &= roundtrip(&backend, codec, &host, &data, shape)?;
         }
         Ok(all)
     };

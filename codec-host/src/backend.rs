@@ -1,8 +1,11 @@
 //! Choosing where kernels run: a CUDA device when one answers, else the CPU executor.
 //!
-//! Callers (the collectives) use one API whichever backend was picked; the pick and, on
-//! a fallback, the reason are reported by [`Backend::kind`], [`Backend::fallback_reason`]
-//! and [`Backend::describe`].
+//! A [`Backend`] is the execution policy every codec call takes (as zfp's `zfp_exec_*`):
+//! [`Codec::compress`] and [`crate::decompress_into`] for host slices, and with the
+//! `cuda` feature `Codec::compress_on` and `decompress_on` for device arrays, which take
+//! a stream of the backend as well. Callers (the collectives) use one API whichever
+//! backend was picked; the pick and, on a fallback, the reason are reported by
+//! [`Backend::kind`], [`Backend::fallback_reason`] and [`Backend::describe`].
 
 use core::fmt;
 
@@ -131,20 +134,19 @@ impl Backend {
         }
     }
 
-    /// Compresses `data` of shape `shape` with `codec`; the stream is the same on
-    /// every backend.
-    pub fn compress<T: BackendElem>(&self, codec: &Codec, data: &[T], shape: Shape) -> Result<Vec<u8>> {
+    /// [`Codec::compress`] here.
+    pub(crate) fn compress<T: BackendElem>(&self, codec: &Codec, data: &[T], shape: Shape) -> Result<Vec<u8>> {
         match &self.inner {
-            Inner::Cpu(_) => codec.compress_with(data, shape, self.cpu_exec()),
+            Inner::Cpu(_) => codec.compress_cpu(data, shape, self.cpu_exec()),
             #[cfg(feature = "cuda")]
             Inner::Cuda(g) => g.compress(codec, data, shape),
         }
     }
 
-    /// Decodes `stream` into the first values of `out`.
-    pub fn decompress_into<T: BackendElem>(&self, stream: &[u8], out: &mut [T]) -> Result<StreamInfo> {
+    /// [`crate::decompress_into`] here.
+    pub(crate) fn decompress_into<T: BackendElem>(&self, stream: &[u8], out: &mut [T]) -> Result<StreamInfo> {
         match &self.inner {
-            Inner::Cpu(_) => crate::decompress_into_with(stream, out, self.cpu_exec()),
+            Inner::Cpu(_) => crate::codec::decompress_cpu(stream, out, self.cpu_exec()),
             #[cfg(feature = "cuda")]
             Inner::Cuda(g) => g.decompress_into(stream, out),
         }
@@ -179,7 +181,7 @@ impl Backend {
 
     /// The CUDA backend, or why device arrays cannot be used with this one.
     #[cfg(feature = "cuda")]
-    fn device(&self) -> Result<&crate::cuda::CudaBackend> {
+    pub(crate) fn device(&self) -> Result<&crate::cuda::CudaBackend> {
         self.cuda_backend().ok_or_else(|| Error::NoDevice(format!("device arrays need the CUDA backend; this is {}", self.describe())))
     }
 
@@ -189,37 +191,11 @@ impl Backend {
         self.device()?.stream()
     }
 
-    /// Queues the compression of the device array `data` on `stream` (CUDA backend
-    /// only): see [`CudaBackend::compress_on`](crate::cuda::CudaBackend::compress_on).
-    #[cfg(feature = "cuda")]
-    pub fn compress_on<'a, T: BackendElem>(
-        &self,
-        stream: &crate::cuda::GpuStream,
-        codec: &Codec,
-        data: &'a cust::memory::DeviceSlice<T>,
-        shape: Shape,
-    ) -> Result<crate::cuda::PendingCompress<'a, T>> {
-        self.device()?.compress_on(stream, codec, data, shape)
-    }
-
     /// Queues the upload of a compressed stream from host memory on `stream` (CUDA
-    /// backend only), for [`decompress_on`](Self::decompress_on).
+    /// backend only), for [`crate::decompress_on`].
     #[cfg(feature = "cuda")]
     pub fn upload_stream(&self, stream: &crate::cuda::GpuStream, bytes: &[u8]) -> Result<crate::cuda::DeviceStream> {
         self.device()?.upload_stream(stream, bytes)
-    }
-
-    /// Queues the decompression of a device stream into the device array `out` on
-    /// `stream` (CUDA backend only): see
-    /// [`CudaBackend::decompress_on`](crate::cuda::CudaBackend::decompress_on).
-    #[cfg(feature = "cuda")]
-    pub fn decompress_on<'a, T: BackendElem>(
-        &self,
-        stream: &crate::cuda::GpuStream,
-        input: &'a crate::cuda::DeviceStream,
-        out: &'a mut cust::memory::DeviceSlice<T>,
-    ) -> Result<crate::cuda::PendingDecompress<'a>> {
-        self.device()?.decompress_on(stream, input, out)
     }
 
     fn cpu_exec(&self) -> &CpuExecutor {
@@ -251,13 +227,13 @@ mod tests {
         assert_eq!(acc[3], 5.0);
         assert!(matches!(b.reduce(ReduceOp::Sum, &mut acc, &[1.0]), Err(Error::BadDims(_))));
         let field: Vec<f32> = (0..4096).map(|i| (i as f32 * 0.01).sin()).collect();
-        for codec in [Codec::ZfpFixedRate { rate: 8.0 }, Codec::ZfpFixedAccuracy { tolerance: 1e-3 }, Codec::Szx { abs_error: 1e-3 }] {
-            let stream = b.compress(&codec, &field, Shape::d2(64, 64)).unwrap();
-            assert_eq!(stream, codec.compress(&field, Shape::d2(64, 64)).unwrap(), "{}", b.describe());
+        for codec in [Codec::zfp_rate(8.0), Codec::zfp_accuracy(1e-3), Codec::szx(crate::ErrorBound::Abs(1e-3))] {
+            let stream = codec.compress(&field, Shape::d2(64, 64), &b).unwrap();
+            assert_eq!(stream, codec.compress(&field, Shape::d2(64, 64), &Backend::cpu()).unwrap(), "{}", b.describe());
             let mut back = vec![0f32; field.len()];
-            b.decompress_into(&stream, &mut back).unwrap();
+            crate::decompress_into(&stream, &mut back, &b).unwrap();
             let mut want = vec![0f32; field.len()];
-            crate::decompress_into(&stream, &mut want).unwrap();
+            crate::decompress_into(&stream, &mut want, &Backend::cpu()).unwrap();
             assert_eq!(back, want);
         }
     }

@@ -4,31 +4,66 @@ use core::fmt;
 use core::str::FromStr;
 
 use crate::szx::{self, ErrorBound, SzxOptions};
-use crate::{zfp, CpuExecutor, ElemType, Element, Error, Result, Shape};
+use crate::{zfp, Backend, BackendElem, CpuExecutor, ElemType, Element, Error, Result, Shape};
 
-/// A lossy codec and its parameters.
+/// A lossy codec and its parameters: one variant per codec family.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Codec {
-    /// ZFP fixed rate: every block of 4^d values takes `rate * 4^d` bits (rounded as zfp
-    /// rounds). Random access; no error bound: the error depends on the data.
+    /// ZFP (zfp 1.0's stream format) in a [`ZfpMode`].
     ///
-    /// Both ZFP modes code finite values only, and only below
-    /// [`zfp::overflow_limit`] (2^126 for f32): zfp itself may decode larger ones as
-    /// infinities, so compressing them fails with [`Error::NearOverflow`] (NaN and
-    /// infinities with [`Error::NonFinite`]).
-    ZfpFixedRate { rate: f64 },
-    /// ZFP fixed accuracy: zfp's tolerance (rounded down to a power of two). Not a strict
-    /// bound: a block is coded relative to its largest value, so values much smaller
-    /// than their block's largest can lose more (see `docs/guarantees.md`).
-    ZfpFixedAccuracy { tolerance: f64 },
-    /// SZx with an absolute bound: every finite value within `abs_error`; NaN and
-    /// infinities exact; `0` is lossless. Blocks of 128 values, one stream.
-    Szx { abs_error: f64 },
-    /// SZx with a bound relative to the value range: `abs_error = rel_error * (max - min)`.
-    SzxRelative { rel_error: f64 },
-    /// Pipelined SZx: chunks of `chunk_values` values (a multiple of 128), each decodable
-    /// on its own, behind a table of their lengths (see [`szx::pipelined`]).
-    SzxPipelined { bound: ErrorBound, chunk_values: usize },
+    /// Both modes code finite values only, and only below [`zfp::overflow_limit`]
+    /// (2^126 for f32): zfp itself may decode larger ones as infinities, so compressing
+    /// them fails with [`Error::NearOverflow`] (NaN and infinities with
+    /// [`Error::NonFinite`]).
+    Zfp { mode: ZfpMode },
+    /// SZx: every finite value within `bound` (an absolute bound of `0` is lossless);
+    /// NaN and infinities exact. Blocks of 128 values, laid out as `layout` says.
+    Szx { bound: ErrorBound, layout: SzxLayout },
+}
+
+/// How ZFP spends its bits.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ZfpMode {
+    /// Every block of 4^d values takes `rate * 4^d` bits (rounded as zfp rounds).
+    /// Random access; no error bound: the error depends on the data.
+    FixedRate { rate: f64 },
+    /// zfp's tolerance (rounded down to a power of two). Not a strict bound: a block is
+    /// coded relative to its largest value, so values much smaller than their block's
+    /// largest can lose more (see `docs/guarantees.md`).
+    FixedAccuracy { tolerance: f64 },
+}
+
+/// How an SZx stream is cut.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SzxLayout {
+    /// One stream, chunked as the encoder likes.
+    Plain,
+    /// Chunks of `chunk_values` values (a multiple of 128), each decodable on its own,
+    /// behind a table of their lengths (see [`szx::pipelined`]).
+    Pipelined { chunk_values: usize },
+}
+
+impl SzxLayout {
+    /// Values per chunk of a pipelined stream when nobody says otherwise (the CLI's
+    /// `--pipelined`).
+    pub const DEFAULT_CHUNK_VALUES: usize = 5120;
+}
+
+impl Codec {
+    /// ZFP fixed rate, `rate` bits per value.
+    pub const fn zfp_rate(rate: f64) -> Codec {
+        Codec::Zfp { mode: ZfpMode::FixedRate { rate } }
+    }
+
+    /// ZFP fixed accuracy with zfp's `tolerance`.
+    pub const fn zfp_accuracy(tolerance: f64) -> Codec {
+        Codec::Zfp { mode: ZfpMode::FixedAccuracy { tolerance } }
+    }
+
+    /// Plain SZx within `bound`.
+    pub const fn szx(bound: ErrorBound) -> Codec {
+        Codec::Szx { bound, layout: SzxLayout::Plain }
+    }
 }
 
 /// The textual forms [`Codec`] parses and prints, one per codec, for messages.
@@ -39,12 +74,14 @@ pub const CODEC_FORMS: &[&str] =
 impl fmt::Display for Codec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            Codec::ZfpFixedRate { rate } => write!(f, "zfp-rate={rate}"),
-            Codec::ZfpFixedAccuracy { tolerance } => write!(f, "zfp-tol={tolerance}"),
-            Codec::Szx { abs_error } => write!(f, "szx={abs_error}"),
-            Codec::SzxRelative { rel_error } => write!(f, "szx-rel={rel_error}"),
-            Codec::SzxPipelined { bound: ErrorBound::Abs(e), chunk_values } => write!(f, "szx-pipelined={e},{chunk_values}"),
-            Codec::SzxPipelined { bound: ErrorBound::Rel(r), chunk_values } => write!(f, "szx-rel-pipelined={r},{chunk_values}"),
+            Codec::Zfp { mode: ZfpMode::FixedRate { rate } } => write!(f, "zfp-rate={rate}"),
+            Codec::Zfp { mode: ZfpMode::FixedAccuracy { tolerance } } => write!(f, "zfp-tol={tolerance}"),
+            Codec::Szx { bound: ErrorBound::Abs(e), layout: SzxLayout::Plain } => write!(f, "szx={e}"),
+            Codec::Szx { bound: ErrorBound::Rel(r), layout: SzxLayout::Plain } => write!(f, "szx-rel={r}"),
+            Codec::Szx { bound: ErrorBound::Abs(e), layout: SzxLayout::Pipelined { chunk_values } } => write!(f, "szx-pipelined={e},{chunk_values}"),
+            Codec::Szx { bound: ErrorBound::Rel(r), layout: SzxLayout::Pipelined { chunk_values } } => {
+                write!(f, "szx-rel-pipelined={r},{chunk_values}")
+            }
         }
     }
 }
@@ -62,23 +99,18 @@ impl FromStr for Codec {
             _ => Err(bad("the value is not a finite number")),
         };
         // The bound and, for pipelined streams, the values per chunk.
-        let with_chunk = || -> Result<(f64, usize)> {
+        let pipelined = |bound: fn(f64) -> ErrorBound| -> Result<Codec> {
             let (v, chunk) = args.split_once(',').ok_or_else(|| bad("expected VALUE,CHUNK"))?;
-            Ok((number(v)?, chunk.trim().parse().map_err(|_| bad("the chunk is not a count"))?))
+            let chunk_values = chunk.trim().parse().map_err(|_| bad("the chunk is not a count"))?;
+            Ok(Codec::Szx { bound: bound(number(v)?), layout: SzxLayout::Pipelined { chunk_values } })
         };
         Ok(match name.trim() {
-            "zfp-rate" => Codec::ZfpFixedRate { rate: number(args)? },
-            "zfp-tol" => Codec::ZfpFixedAccuracy { tolerance: number(args)? },
-            "szx" => Codec::Szx { abs_error: number(args)? },
-            "szx-rel" => Codec::SzxRelative { rel_error: number(args)? },
-            "szx-pipelined" => {
-                let (e, chunk_values) = with_chunk()?;
-                Codec::SzxPipelined { bound: ErrorBound::Abs(e), chunk_values }
-            }
-            "szx-rel-pipelined" => {
-                let (r, chunk_values) = with_chunk()?;
-                Codec::SzxPipelined { bound: ErrorBound::Rel(r), chunk_values }
-            }
+            "zfp-rate" => Codec::zfp_rate(number(args)?),
+            "zfp-tol" => Codec::zfp_accuracy(number(args)?),
+            "szx" => Codec::szx(ErrorBound::Abs(number(args)?)),
+            "szx-rel" => Codec::szx(ErrorBound::Rel(number(args)?)),
+            "szx-pipelined" => pipelined(ErrorBound::Abs)?,
+            "szx-rel-pipelined" => pipelined(ErrorBound::Rel)?,
             _ => return Err(bad("unknown codec")),
         })
     }
@@ -102,20 +134,34 @@ impl StreamInfo {
 }
 
 impl Codec {
-    /// Compresses `data` of the given shape on the shared executor.
-    pub fn compress<T: Element>(&self, data: &[T], shape: Shape) -> Result<Vec<u8>> {
-        self.compress_with(data, shape, CpuExecutor::global())
+    /// Compresses `data` of `shape` (x fastest) into a stream with a full header, on
+    /// `backend`: the CPU executor with its threads, or the CUDA device (upload, encode,
+    /// download). The stream is the same byte for byte on every backend.
+    pub fn compress<T: BackendElem>(&self, data: &[T], shape: Shape, backend: &Backend) -> Result<Vec<u8>> {
+        backend.compress(self, data, shape)
     }
 
-    /// Compresses `data` of the given shape on `exec`.
-    pub fn compress_with<T: Element>(&self, data: &[T], shape: Shape, exec: &CpuExecutor) -> Result<Vec<u8>> {
+    /// Queues the compression of the device array `data` (shape `shape`) on `stream` of
+    /// `backend`, which must be a CUDA backend ([`Error::NoDevice`] otherwise). Several
+    /// can be in flight on several streams at once; the stream is the host path's byte
+    /// for byte. Values are not checked for ZFP's overflow limit (see `docs/gpu.md`).
+    #[cfg(feature = "cuda")]
+    pub fn compress_on<'a, T: BackendElem>(
+        &self,
+        data: &'a cust::memory::DeviceSlice<T>,
+        shape: Shape,
+        backend: &Backend,
+        stream: &crate::cuda::GpuStream,
+    ) -> Result<crate::cuda::PendingCompress<'a, T>> {
+        backend.device()?.compress_on(stream, self, data, shape)
+    }
+
+    /// The CPU path of [`compress`](Self::compress), on `exec`.
+    pub(crate) fn compress_cpu<T: Element>(&self, data: &[T], shape: Shape, exec: &CpuExecutor) -> Result<Vec<u8>> {
         match *self {
-            Codec::ZfpFixedRate { .. } | Codec::ZfpFixedAccuracy { .. } => zfp::compress(self, data, shape, exec),
-            Codec::Szx { abs_error } => szx::compress_with_options(data, shape, ErrorBound::Abs(abs_error), &SzxOptions::default(), exec),
-            Codec::SzxRelative { rel_error } => {
-                szx::compress_with_options(data, shape, ErrorBound::Rel(rel_error), &SzxOptions::default(), exec)
-            }
-            Codec::SzxPipelined { bound, chunk_values } => {
+            Codec::Zfp { mode } => zfp::compress(mode, data, shape, exec),
+            Codec::Szx { bound, layout: SzxLayout::Plain } => szx::compress_with_options(data, shape, bound, &SzxOptions::default(), exec),
+            Codec::Szx { bound, layout: SzxLayout::Pipelined { chunk_values } } => {
                 szx::pipelined::compress(data, shape, bound, &SzxOptions { chunk_values, ..SzxOptions::default() }, exec)
             }
         }
@@ -130,14 +176,29 @@ pub fn inspect(stream: &[u8]) -> Result<StreamInfo> {
     zfp::inspect(stream)
 }
 
-/// Decodes `stream` into `out` on the shared executor; `out` must hold at least as many
-/// values as the stream declares. Returns what the header said.
-pub fn decompress_into<T: Element>(stream: &[u8], out: &mut [T]) -> Result<StreamInfo> {
-    decompress_into_with(stream, out, CpuExecutor::global())
+/// Decodes `stream` (any ccoll or zfp stream) into the first values of `out` on
+/// `backend`; `out` must hold at least as many values as the stream declares. Returns
+/// what the header said.
+pub fn decompress_into<T: BackendElem>(stream: &[u8], out: &mut [T], backend: &Backend) -> Result<StreamInfo> {
+    backend.decompress_into(stream, out)
 }
 
-/// Decodes `stream` into `out` on `exec`.
-pub fn decompress_into_with<T: Element>(stream: &[u8], out: &mut [T], exec: &CpuExecutor) -> Result<StreamInfo> {
+/// Queues the decoding of the device stream `input` into the first values of the device
+/// array `out` on `stream` of `backend`, a CUDA backend. `input` must be complete in
+/// `stream`'s order (a waited-for [`Codec::compress_on`], or
+/// [`Backend::upload_stream`] on the same stream).
+#[cfg(feature = "cuda")]
+pub fn decompress_on<'a, T: BackendElem>(
+    input: &'a crate::cuda::DeviceStream,
+    out: &'a mut cust::memory::DeviceSlice<T>,
+    backend: &Backend,
+    stream: &crate::cuda::GpuStream,
+) -> Result<crate::cuda::PendingDecompress<'a>> {
+    backend.device()?.decompress_on(stream, input, out)
+}
+
+/// The CPU path of [`decompress_into`], on `exec`.
+pub(crate) fn decompress_cpu<T: Element>(stream: &[u8], out: &mut [T], exec: &CpuExecutor) -> Result<StreamInfo> {
     if szx::is_szx(stream) {
         let info = szx::inspect(stream)?;
         szx::decompress_into(stream, out, exec)?;
@@ -153,19 +214,20 @@ mod tests {
     #[test]
     fn codecs_print_and_parse_the_same_strings() {
         for c in [
-            Codec::ZfpFixedRate { rate: 8.0 },
-            Codec::ZfpFixedRate { rate: 2.5 },
-            Codec::ZfpFixedAccuracy { tolerance: 1e-3 },
-            Codec::ZfpFixedAccuracy { tolerance: 1e-7 },
-            Codec::Szx { abs_error: 1e-4 },
-            Codec::SzxRelative { rel_error: 0.01 },
-            Codec::SzxPipelined { bound: ErrorBound::Abs(0.5), chunk_values: 4096 },
-            Codec::SzxPipelined { bound: ErrorBound::Rel(1e-3), chunk_values: 128 },
+            Codec::zfp_rate(8.0),
+            Codec::zfp_rate(2.5),
+            Codec::zfp_accuracy(1e-3),
+            Codec::zfp_accuracy(1e-7),
+            Codec::szx(ErrorBound::Abs(1e-4)),
+            Codec::szx(ErrorBound::Rel(0.01)),
+            Codec::Szx { bound: ErrorBound::Abs(0.5), layout: SzxLayout::Pipelined { chunk_values: 4096 } },
+            Codec::Szx { bound: ErrorBound::Rel(1e-3), layout: SzxLayout::Pipelined { chunk_values: 128 } },
         ] {
             assert_eq!(c.to_string().parse::<Codec>(), Ok(c));
         }
-        assert_eq!(Codec::ZfpFixedRate { rate: 16.0 }.to_string(), "zfp-rate=16");
-        assert_eq!("zfp-tol=1e-3".parse::<Codec>(), Ok(Codec::ZfpFixedAccuracy { tolerance: 1e-3 }));
+        assert_eq!(Codec::zfp_rate(16.0).to_string(), "zfp-rate=16");
+        assert_eq!("zfp-tol=1e-3".parse::<Codec>(), Ok(Codec::zfp_accuracy(1e-3)));
+        assert_eq!("szx-rel=0.5".parse::<Codec>(), Ok(Codec::Szx { bound: ErrorBound::Rel(0.5), layout: SzxLayout::Plain }));
         for bad in ["zfp-rate", "zfp-rate=", "zfp-rate=abc", "zfp-rate=inf", "zfp=8", "=1", "", "szx-pipelined=1", "szx-pipelined=1,x"] {
             assert!(matches!(bad.parse::<Codec>(), Err(Error::ParamOutOfRange(_))), "{bad:?}");
         }

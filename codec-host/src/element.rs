@@ -1,4 +1,5 @@
-//! The element types the codecs accept.
+//! The element types the codecs accept, and their little-endian byte form (files,
+//! messages).
 
 use core::fmt;
 
@@ -17,14 +18,19 @@ impl ElemType {
             ElemType::F64 => 8,
         }
     }
+
+    /// `f32` or `f64`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ElemType::F32 => "f32",
+            ElemType::F64 => "f64",
+        }
+    }
 }
 
 impl fmt::Display for ElemType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            ElemType::F32 => "f32",
-            ElemType::F64 => "f64",
-        })
+        f.write_str(self.name())
     }
 }
 
@@ -62,28 +68,84 @@ pub trait Element:
 {
     /// The runtime tag.
     const TYPE: ElemType;
+    /// Bytes per value.
+    const SIZE: usize = Self::TYPE.size();
     /// Widens to f64 (exact).
     fn to_f64(self) -> f64;
     /// Narrows from f64 (rounds to nearest).
     fn from_f64(v: f64) -> Self;
+    /// Writes the little-endian bytes of `self` into `out[..SIZE]`.
+    fn put_le(self, out: &mut [u8]);
+    /// Reads a value from the little-endian `bytes[..SIZE]`.
+    fn get_le(bytes: &[u8]) -> Self;
 }
 
-impl Element for f32 {
-    const TYPE: ElemType = ElemType::F32;
-    fn to_f64(self) -> f64 {
-        self as f64
-    }
-    fn from_f64(v: f64) -> Self {
-        v as f32
+macro_rules! element_impl {
+    ($t:ty, $tag:expr) => {
+        impl Element for $t {
+            const TYPE: ElemType = $tag;
+            fn to_f64(self) -> f64 {
+                f64::from(self)
+            }
+            // The identity for f64.
+            #[allow(clippy::unnecessary_cast)]
+            fn from_f64(v: f64) -> Self {
+                v as $t
+            }
+            #[inline]
+            fn put_le(self, out: &mut [u8]) {
+                out[..Self::SIZE].copy_from_slice(&self.to_le_bytes());
+            }
+            #[inline]
+            fn get_le(bytes: &[u8]) -> Self {
+                let mut b = [0u8; core::mem::size_of::<$t>()];
+                b.copy_from_slice(&bytes[..Self::SIZE]);
+                <$t>::from_le_bytes(b)
+            }
+        }
+    };
+}
+element_impl!(f32, ElemType::F32);
+element_impl!(f64, ElemType::F64);
+
+/// Appends `values` to `out` as little-endian bytes.
+pub fn extend_le<T: Element>(values: &[T], out: &mut Vec<u8>) {
+    let start = out.len();
+    out.resize(start + values.len() * T::SIZE, 0);
+    for (v, chunk) in values.iter().zip(out[start..].chunks_exact_mut(T::SIZE)) {
+        v.put_le(chunk);
     }
 }
 
-impl Element for f64 {
-    const TYPE: ElemType = ElemType::F64;
-    fn to_f64(self) -> f64 {
-        self
+/// Fills `out` from little-endian `bytes`, which hold exactly `out.len()` values.
+pub fn read_le<T: Element>(bytes: &[u8], out: &mut [T]) {
+    debug_assert_eq!(bytes.len(), out.len() * T::SIZE);
+    for (v, chunk) in out.iter_mut().zip(bytes.chunks_exact(T::SIZE)) {
+        *v = T::get_le(chunk);
     }
-    fn from_f64(v: f64) -> Self {
-        v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn little_endian_round_trip_keeps_every_bit() {
+        let vals = [1.5f32, -0.0, f32::NAN, f32::INFINITY, f32::MIN_POSITIVE / 2.0];
+        let mut bytes = vec![9u8];
+        extend_le(&vals, &mut bytes);
+        assert_eq!(bytes.len(), 1 + 5 * 4);
+        assert_eq!(&bytes[1..5], &1.5f32.to_le_bytes());
+        // Little-endian: -3.0f32 is 0xc0400000, 1.0f64 0x3ff0000000000000.
+        let mut b = [0u8; 8];
+        (-3.0f32).put_le(&mut b);
+        assert_eq!(b[..4], [0, 0, 0x40, 0xc0]);
+        1.0f64.put_le(&mut b);
+        assert_eq!(b, [0, 0, 0, 0, 0, 0, 0xf0, 0x3f]);
+        assert_eq!(f64::get_le(&b), 1.0);
+        let mut back = [0f32; 5];
+        read_le(&bytes[1..], &mut back);
+        assert!(vals.iter().zip(&back).all(|(a, b)| a.to_bits() == b.to_bits()));
+        assert_eq!((f32::SIZE, f64::SIZE), (4, 8));
     }
 }

@@ -152,7 +152,7 @@ fn sigterm_while_writing_removes_the_temporary_file_and_keeps_the_old_output() {
     let (stream, out) = (p(dir.path(), "big.szx"), p(dir.path(), "out.raw"));
     // 4 Mi values: the write of 16 MiB takes long enough to be caught in the act.
     let x: Vec<f32> = (0..1 << 22).map(|i| (i as f32 * 1e-3).sin()).collect();
-    let bytes = codec_host::Codec::Szx { abs_error: 1e-3 }.compress(&x, codec_host::Shape::d1(x.len())).unwrap();
+    let bytes = codec_host::Codec::szx(codec_host::ErrorBound::Abs(1e-3)).compress(&x, codec_host::Shape::d1(x.len()), &codec_host::Backend::cpu()).unwrap();
     fs::write(&stream, bytes).unwrap();
     let temp_exists = || others(dir.path(), &["big.szx", "out.raw"]).iter().any(|n| n.contains(".ccoll-"));
     let mut caught = 0;

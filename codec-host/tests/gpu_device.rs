@@ -8,14 +8,14 @@
 #![cfg(feature = "cuda")]
 
 use codec_host::cuda::{launched_entry_points, CudaBackend, GpuElement};
-use codec_host::szx::ErrorBound;
-use codec_host::{elementwise, Codec, CpuExecutor, Error, Shape};
+use codec_host::{decompress_into, decompress_on, elementwise, Backend, Codec, CpuExecutor, ErrorBound, Error, Shape, SzxLayout, ZfpMode};
 use codec_kernels::kernels::ENTRY_POINTS;
 use codec_kernels::reduce::ReduceOp;
 
-/// The device, or `None` after a visible skip (a failure under `CCOLL_REQUIRE_GPU=1`).
-fn device() -> Option<CudaBackend> {
-    match CudaBackend::new() {
+/// The CUDA backend, or `None` after a visible skip (a failure under
+/// `CCOLL_REQUIRE_GPU=1`).
+fn device() -> Option<Backend> {
+    match Backend::cuda() {
         Ok(gpu) => {
             eprintln!("running on {}", gpu.describe());
             Some(gpu)
@@ -32,6 +32,10 @@ fn device() -> Option<CudaBackend> {
 
 fn cpu() -> CpuExecutor {
     CpuExecutor::new(1).unwrap()
+}
+
+fn cpu_backend() -> Backend {
+    Backend::with_executor(cpu())
 }
 
 fn same_bits<T: GpuElement>(a: &[T], b: &[T]) -> bool {
@@ -72,38 +76,38 @@ fn shapes() -> [Shape; 3] {
 
 fn codecs() -> [Codec; 6] {
     [
-        Codec::ZfpFixedRate { rate: 11.0 },
-        Codec::ZfpFixedAccuracy { tolerance: 1e-3 },
-        Codec::Szx { abs_error: 1e-3 },
-        Codec::SzxRelative { rel_error: 1e-4 },
-        Codec::SzxPipelined { bound: ErrorBound::Abs(1e-2), chunk_values: 256 },
-        Codec::SzxPipelined { bound: ErrorBound::Rel(1e-3), chunk_values: 384 },
+        Codec::zfp_rate(11.0),
+        Codec::zfp_accuracy(1e-3),
+        Codec::szx(ErrorBound::Abs(1e-3)),
+        Codec::szx(ErrorBound::Rel(1e-4)),
+        Codec::Szx { bound: ErrorBound::Abs(1e-2), layout: SzxLayout::Pipelined { chunk_values: 256 } },
+        Codec::Szx { bound: ErrorBound::Rel(1e-3), layout: SzxLayout::Pipelined { chunk_values: 384 } },
     ]
 }
 
 fn is_szx(codec: &Codec) -> bool {
-    matches!(codec, Codec::Szx { .. } | Codec::SzxRelative { .. } | Codec::SzxPipelined { .. })
+    matches!(codec, Codec::Szx { .. })
 }
 
 /// One codec on one array: device in, device stream, device out; the stream and the
 /// values equal the CPU's; the host wrappers and a re-uploaded CPU stream agree too.
-fn codec_case<T: GpuElement>(gpu: &CudaBackend, codec: &Codec, shape: Shape) {
-    let exec = cpu();
+fn codec_case<T: GpuElement>(b: &Backend, codec: &Codec, shape: Shape) {
+    let gpu = b.cuda_backend().expect("a CUDA backend");
     let data: Vec<T> = field(shape.len(), is_szx(codec));
     let what = format!("{codec:?} {} {shape}", T::TYPE);
-    let want = codec.compress_with(&data, shape, &exec).unwrap();
+    let want = codec.compress(&data, shape, &cpu_backend()).unwrap();
     let mut values = vec![T::default(); data.len()];
-    codec_host::decompress_into_with(&want, &mut values, &exec).unwrap();
+    decompress_into(&want, &mut values, &cpu_backend()).unwrap();
 
     let stream = gpu.stream().unwrap();
     let d_data = gpu.upload_on(&stream, &data).unwrap();
-    let pending = gpu.compress_on(&stream, codec, &d_data, shape).unwrap();
+    let pending = codec.compress_on(&d_data, shape, b, &stream).unwrap();
     let ds = pending.wait().unwrap();
     assert_eq!((ds.len(), ds.elem(), ds.shape()), (want.len(), T::TYPE, shape), "{what}");
     assert_eq!(ds.to_host().unwrap(), want, "{what}: device stream");
 
     let mut d_out = gpu.zeroed_on::<T>(&stream, data.len()).unwrap();
-    gpu.decompress_on(&stream, &ds, &mut d_out).unwrap().wait().unwrap();
+    decompress_on(&ds, &mut d_out, b, &stream).unwrap().wait().unwrap();
     let mut got = vec![T::default(); data.len()];
     gpu.download_on(&stream, &d_out, &mut got).unwrap();
     assert!(same_bits(&got, &values), "{what}: values from the device stream");
@@ -111,23 +115,23 @@ fn codec_case<T: GpuElement>(gpu: &CudaBackend, codec: &Codec, shape: Shape) {
     // The CPU's stream uploaded: ZFP fixed accuracy then rebuilds its index on the device.
     let up = gpu.upload_stream(&stream, &want).unwrap();
     let mut d_out2 = gpu.zeroed_on::<T>(&stream, data.len()).unwrap();
-    gpu.decompress_on(&stream, &up, &mut d_out2).unwrap().wait().unwrap();
+    decompress_on(&up, &mut d_out2, b, &stream).unwrap().wait().unwrap();
     gpu.download_on(&stream, &d_out2, &mut got).unwrap();
     assert!(same_bits(&got, &values), "{what}: values from an uploaded stream");
 
-    assert_eq!(gpu.compress(codec, &data, shape).unwrap(), want, "{what}: host wrapper");
+    assert_eq!(codec.compress(&data, shape, b).unwrap(), want, "{what}: host path");
     let mut host_out = vec![T::default(); data.len() + 3];
-    gpu.decompress_into(&want, &mut host_out).unwrap();
-    assert!(same_bits(&host_out[..data.len()], &values), "{what}: host wrapper values");
+    decompress_into(&want, &mut host_out, b).unwrap();
+    assert!(same_bits(&host_out[..data.len()], &values), "{what}: host path values");
 
     // The bound each codec promises (fixed rate promises none).
     let finite = data.iter().map(|v| v.to_f64()).filter(|v| v.is_finite());
     let range = finite.clone().fold(f64::MIN, f64::max) - finite.fold(f64::MAX, f64::min);
     let bound = match *codec {
-        Codec::ZfpFixedAccuracy { tolerance } => Some(tolerance),
-        Codec::Szx { abs_error: e } | Codec::SzxPipelined { bound: ErrorBound::Abs(e), .. } => Some(e),
-        Codec::SzxRelative { rel_error: r } | Codec::SzxPipelined { bound: ErrorBound::Rel(r), .. } => Some(r * range),
-        Codec::ZfpFixedRate { .. } => None,
+        Codec::Zfp { mode: ZfpMode::FixedAccuracy { tolerance } } => Some(tolerance),
+        Codec::Szx { bound: ErrorBound::Abs(e), .. } => Some(e),
+        Codec::Szx { bound: ErrorBound::Rel(r), .. } => Some(r * range),
+        Codec::Zfp { mode: ZfpMode::FixedRate { .. } } => None,
     };
     if let Some(e) = bound {
         for (x, y) in data.iter().zip(&got) {
@@ -139,7 +143,8 @@ fn codec_case<T: GpuElement>(gpu: &CudaBackend, codec: &Codec, shape: Shape) {
 }
 
 /// Every way the reduce and half kernels are reached, bit for bit with the CPU.
-fn elementwise_cases(gpu: &CudaBackend) {
+fn elementwise_cases(b: &Backend) {
+    let gpu = b.cuda_backend().expect("a CUDA backend");
     let exec = cpu();
     fn reduce_case<T: GpuElement>(gpu: &CudaBackend, exec: &CpuExecutor) {
         let n = 5003;
@@ -183,35 +188,30 @@ fn elementwise_cases(gpu: &CudaBackend) {
 }
 
 /// Several compressions in flight on several streams before any is waited for.
-fn multi_stream_case(gpu: &CudaBackend) {
-    let exec = cpu();
+fn multi_stream_case(b: &Backend) {
+    let gpu = b.cuda_backend().expect("a CUDA backend");
     let arrays: Vec<(Vec<f64>, Shape)> = shapes().into_iter().map(|s| (field(s.len(), false), s)).collect();
-    for codec in [Codec::ZfpFixedAccuracy { tolerance: 1e-5 }, Codec::Szx { abs_error: 1e-4 }] {
+    for codec in [Codec::zfp_accuracy(1e-5), Codec::szx(ErrorBound::Abs(1e-4))] {
         let streams: Vec<_> = arrays.iter().map(|_| gpu.stream().unwrap()).collect();
         let uploads: Vec<_> = arrays.iter().zip(&streams).map(|((a, _), s)| gpu.upload_on(s, a).unwrap()).collect();
         let pending: Vec<_> =
-            arrays.iter().zip(&streams).zip(&uploads).map(|(((_, shape), s), d)| gpu.compress_on(s, &codec, d, *shape).unwrap()).collect();
+            arrays.iter().zip(&streams).zip(&uploads).map(|(((_, shape), s), d)| codec.compress_on(d, *shape, b, s).unwrap()).collect();
         while !pending.iter().all(|p| p.is_ready().unwrap()) {
             std::thread::yield_now();
         }
         for ((a, shape), p) in arrays.iter().zip(pending) {
-            assert_eq!(p.wait_host().unwrap(), codec.compress_with(a, *shape, &exec).unwrap(), "{codec:?} {shape}");
-        }
-        let inputs: Vec<(&[f64], Shape)> = arrays.iter().map(|(a, s)| (&a[..], *s)).collect();
-        for ((a, shape), got) in arrays.iter().zip(gpu.compress_batch(&codec, &inputs).unwrap()) {
-            assert_eq!(got, codec.compress_with(a, *shape, &exec).unwrap(), "batch {codec:?} {shape}");
+            assert_eq!(p.wait_host().unwrap(), codec.compress(a, *shape, &cpu_backend()).unwrap(), "{codec:?} {shape}");
         }
     }
 }
 
 /// Corrupt streams: wherever the CPU decoder refuses one, so does the device, and
 /// non-finite input to ZFP is reported at the same index.
-fn corrupt_cases(gpu: &CudaBackend) {
-    let exec = cpu();
+fn corrupt_cases(b: &Backend) {
     let data: Vec<f32> = field(3000, false);
     let mut refused = 0;
     for codec in codecs() {
-        let good = codec.compress_with(&data, Shape::d1(data.len()), &exec).unwrap();
+        let good = codec.compress(&data, Shape::d1(data.len()), &cpu_backend()).unwrap();
         let mut variants = Vec::new();
         for cut in [good.len() - 1, good.len() - 9, good.len() / 2, 70] {
             variants.push(good[..cut].to_vec());
@@ -225,8 +225,8 @@ fn corrupt_cases(gpu: &CudaBackend) {
         }
         for bad in variants {
             let mut out = vec![0f32; data.len()];
-            let cpu_says = codec_host::decompress_into_with(&bad, &mut out, &exec);
-            let gpu_says = gpu.decompress_into(&bad, &mut out);
+            let cpu_says = decompress_into(&bad, &mut out, &cpu_backend());
+            let gpu_says = decompress_into(&bad, &mut out, b);
             if cpu_says.is_err() {
                 refused += 1;
                 assert!(gpu_says.is_err(), "{codec:?}: the CPU refuses a corrupt stream ({cpu_says:?}), the device decoded it");
@@ -237,16 +237,16 @@ fn corrupt_cases(gpu: &CudaBackend) {
     let mut bad = data.clone();
     bad[1234] = f32::NAN;
     for codec in &codecs()[..2] {
-        let d = gpu.compress(codec, &bad, Shape::d1(bad.len()));
+        let d = codec.compress(&bad, Shape::d1(bad.len()), b);
         assert_eq!(d, Err(Error::NonFinite { index: 1234 }), "{codec:?}");
     }
     // A finite value zfp would decode as infinity is refused as on the CPU.
     let mut big = data.clone();
     big[777] = 2f32.powi(126);
     for codec in &codecs()[..2] {
-        let want = codec.compress(&big, Shape::d1(big.len()));
+        let want = codec.compress(&big, Shape::d1(big.len()), &cpu_backend());
         assert!(matches!(want, Err(Error::NearOverflow { index: 777, .. })), "{codec:?}: {want:?}");
-        assert_eq!(gpu.compress(codec, &big, Shape::d1(big.len())), want, "{codec:?}");
+        assert_eq!(codec.compress(&big, Shape::d1(big.len()), b), want, "{codec:?}");
     }
 }
 
@@ -273,16 +273,17 @@ fn every_entry_point_and_codec_agrees_with_the_cpu() {
 /// The device-array calls refuse what the CPU refuses, with the same typed errors.
 #[test]
 fn device_arrays_get_typed_errors() {
-    let Some(gpu) = device() else { return };
+    let Some(b) = device() else { return };
+    let gpu = b.cuda_backend().expect("a CUDA backend");
     let stream = gpu.stream().unwrap();
     let data: Vec<f64> = field(100, false);
     let d = gpu.upload_on(&stream, &data).unwrap();
     for codec in codecs() {
-        assert!(matches!(gpu.compress_on(&stream, &codec, &d, Shape::d2(10, 11)), Err(Error::BadDims(_))), "{codec:?}");
+        assert!(matches!(codec.compress_on(&d, Shape::d2(10, 11), &b, &stream), Err(Error::BadDims(_))), "{codec:?}");
     }
-    let s = gpu.compress_on(&stream, &Codec::Szx { abs_error: 0.1 }, &d, Shape::d1(100)).unwrap().wait().unwrap();
+    let s = Codec::szx(ErrorBound::Abs(0.1)).compress_on(&d, Shape::d1(100), &b, &stream).unwrap().wait().unwrap();
     let mut small = gpu.zeroed_on::<f64>(&stream, 99).unwrap();
-    assert!(matches!(gpu.decompress_on(&stream, &s, &mut small), Err(Error::BufferTooSmall { needed: 100, got: 99 })));
+    assert!(matches!(decompress_on(&s, &mut small, &b, &stream), Err(Error::BufferTooSmall { needed: 100, got: 99 })));
     let mut wrong = gpu.zeroed_on::<f32>(&stream, 100).unwrap();
-    assert!(matches!(gpu.decompress_on(&stream, &s, &mut wrong), Err(Error::TypeMismatch { .. })));
+    assert!(matches!(decompress_on(&s, &mut wrong, &b, &stream), Err(Error::TypeMismatch { .. })));
 }

@@ -4,7 +4,7 @@
 mod szx_common;
 
 use codec_host::szx::{self, pipelined, ErrorBound, SzxOptions};
-use codec_host::{CpuExecutor, Element, Shape};
+use codec_host::{Backend, BackendElem, Codec, CpuExecutor, Element, Shape};
 use szx_common::{as_f32, as_f64, check_all, data, exactly_within, KINDS};
 use proptest::prelude::*;
 
@@ -24,12 +24,12 @@ fn block_strategy() -> impl Strategy<Value = usize> {
     prop_oneof![Just(128usize), Just(1), Just(3), Just(8), Just(64), Just(100), Just(256), Just(4096)]
 }
 
-fn round_trip<T: Element>(x: &[T], e: f64, block: usize, pipelined_chunk: Option<usize>) -> Result<(), String> {
+fn round_trip<T: BackendElem>(x: &[T], e: f64, block: usize, pipelined_chunk: Option<usize>) -> Result<(), String> {
     let exec = CpuExecutor::new(1).unwrap();
     let shape = Shape::d1(x.len());
     let stream = match pipelined_chunk {
-        None => szx::compress_with_options(x, shape, ErrorBound::Abs(e), &SzxOptions { block_size: block, chunk_values: block }, &exec),
-        Some(c) => pipelined::compress(x, shape, ErrorBound::Abs(e), &SzxOptions { block_size: block, chunk_values: c * block }, &exec),
+        None => pipelined::Encoder::plain(x, shape, ErrorBound::Abs(e), block, &exec).and_then(|e| e.into_vec(&exec)),
+        Some(c) => pipelined::Encoder::new(x, shape, ErrorBound::Abs(e), &SzxOptions { block_size: block, chunk_values: c * block }, &exec).and_then(|e| e.into_vec(&exec)),
     }
     .map_err(|err| err.to_string())?;
     let limit = match pipelined_chunk {
@@ -40,7 +40,7 @@ fn round_trip<T: Element>(x: &[T], e: f64, block: usize, pipelined_chunk: Option
         return Err(format!("stream of {} bytes exceeds the bound {limit}", stream.len()));
     }
     let mut back = vec![T::default(); x.len()];
-    szx::decompress_into(&stream, &mut back, &exec).map_err(|err| err.to_string())?;
+    codec_host::decompress_into(&stream, &mut back, &Backend::cpu()).map_err(|err| err.to_string())?;
     check_all(x, &back, e)
 }
 
@@ -87,7 +87,7 @@ proptest! {
     #[test]
     fn relative_bounds_scale_with_the_range(kind in 0..KINDS, seed in any::<u64>(), n in 1usize..500, r in prop_oneof![Just(0.0), 1e-6f64..0.5]) {
         let x: Vec<f32> = narrowed(&data(kind, n, seed, as_f32));
-        let stream = szx::compress(&x, Shape::d1(n), ErrorBound::Rel(r)).unwrap();
+        let stream = Codec::szx(ErrorBound::Rel(r)).compress(&x, Shape::d1(n), &Backend::cpu()).unwrap();
         let (back, header) = szx::decompress::<f32>(&stream).unwrap();
         let finite: Vec<f64> = x.iter().map(|v| *v as f64).filter(|v| v.is_finite()).collect();
         let range = finite.iter().cloned().fold(f64::NEG_INFINITY, f64::max) - finite.iter().cloned().fold(f64::INFINITY, f64::min);
@@ -140,7 +140,7 @@ fn empty_single_and_ragged_inputs() {
         let x: Vec<f64> = data(0, n, n as u64, as_f64);
         assert_eq!(round_trip(&x, 1e-3, 128, None), Ok(()), "n = {n}");
         assert_eq!(round_trip(&x, 1e-3, 128, Some(40)), Ok(()), "n = {n}");
-        let stream = codec_host::Codec::Szx { abs_error: 1e-3 }.compress(&x, Shape::d1(n)).unwrap();
+        let stream = codec_host::Codec::szx(ErrorBound::Abs(1e-3)).compress(&x, Shape::d1(n), &Backend::cpu()).unwrap();
         let info = codec_host::inspect(&stream).unwrap();
         assert_eq!((info.shape, info.stream_bytes), (Shape::d1(n), stream.len()));
     }
@@ -150,7 +150,7 @@ fn empty_single_and_ragged_inputs() {
 fn lossless_at_zero_bound() {
     for kind in 0..KINDS {
         let x: Vec<f64> = data(kind, 1000, kind as u64, as_f64);
-        let stream = szx::compress(&x, Shape::d1(1000), ErrorBound::Abs(0.0)).unwrap();
+        let stream = Codec::szx(ErrorBound::Abs(0.0)).compress(&x, Shape::d1(1000), &Backend::cpu()).unwrap();
         let (back, _) = szx::decompress::<f64>(&stream).unwrap();
         assert!(x.iter().zip(&back).all(|(a, b)| a.to_bits() == b.to_bits()), "kind {kind}");
     }
@@ -174,23 +174,23 @@ fn executor_threads_do_not_change_the_bytes() {
             x[200_000..250_000].fill(-0.0);
         }
         let opts = SzxOptions::default();
-        let a = szx::compress_with_options(&x, Shape::d1(x.len()), bound, &opts, &one).unwrap();
-        let b = szx::compress_with_options(&x, Shape::d1(x.len()), bound, &opts, &three).unwrap();
+        let a = pipelined::Encoder::plain(&x, Shape::d1(x.len()), bound, opts.block_size, &one).and_then(|e| e.into_vec(&one)).unwrap();
+        let b = pipelined::Encoder::plain(&x, Shape::d1(x.len()), bound, opts.block_size, &three).and_then(|e| e.into_vec(&three)).unwrap();
         assert_eq!(a, b);
-        let p1 = pipelined::compress(&x, Shape::d1(x.len()), bound, &opts, &one).unwrap();
-        let p3 = pipelined::compress(&x, Shape::d1(x.len()), bound, &opts, &three).unwrap();
+        let p1 = pipelined::Encoder::new(&x, Shape::d1(x.len()), bound, &opts, &one).and_then(|e| e.into_vec(&one)).unwrap();
+        let p3 = pipelined::Encoder::new(&x, Shape::d1(x.len()), bound, &opts, &three).and_then(|e| e.into_vec(&three)).unwrap();
         assert_eq!(p1, p3);
         let mut b1 = vec![0f32; x.len()];
         let mut b3 = vec![1f32; x.len()];
-        szx::decompress_into(&p1, &mut b1, &one).unwrap();
-        szx::decompress_into(&p1, &mut b3, &three).unwrap();
+        codec_host::decompress_into(&p1, &mut b1, &Backend::with_executor(CpuExecutor::new(1).unwrap())).unwrap();
+        codec_host::decompress_into(&p1, &mut b3, &Backend::with_executor(CpuExecutor::new(3).unwrap())).unwrap();
         assert!(b1.iter().zip(&b3).all(|(a, b)| a.to_bits() == b.to_bits()));
         if kind == 10 {
             let b = szx::describe(&a).unwrap().blocks;
             assert!(b.zero > 0 && b.constant > 0 && b.raw > 0 && b.direct + b.offset + b.quantized > 0, "{b:?}");
         }
         let mut into = vec![0u8; szx::max_compressed_len::<f32>(x.len(), &opts)];
-        let len = szx::compress_into(&x, Shape::d1(x.len()), bound, &opts, &mut into, &one).unwrap();
+        let len = pipelined::Encoder::plain(&x, Shape::d1(x.len()), bound, opts.block_size, &one).and_then(|e| e.encode_into(&mut into, &one)).unwrap();
         assert_eq!(&into[..len], &a[..], "kind {kind}");
     }
 }

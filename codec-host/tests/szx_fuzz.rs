@@ -10,7 +10,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use codec_host::szx::{self, pipelined, ErrorBound, SzxOptions, HEADER_LEN};
-use codec_host::{CpuExecutor, Error, Shape};
+use codec_host::{Backend, Codec, CpuExecutor, Error, Shape};
 use crafted::{resign, zero_blocks_stream};
 use szx_common::{as_f32, as_f64, check_all, data, Rng, KINDS};
 
@@ -78,10 +78,10 @@ fn accepted<T>(what: &str, r: codec_host::Result<T>) -> bool {
 /// Decodes `bytes` with every decoding entry point for `T` (into room for 4096 values)
 /// and checks that they agree: the same verdict, the same values bit for bit, and an
 /// `inspect` and `describe` that report the shape decoded.
-fn decode_as<T: codec_host::Element>(bytes: &[u8], ex: &CpuExecutor, bits: fn(T) -> u64) -> Outcome {
+fn decode_as<T: codec_host::BackendElem>(bytes: &[u8], ex: &CpuExecutor, bits: fn(T) -> u64) -> Outcome {
     let values = |out: &[T], n: usize| out[..n].iter().map(|&v| bits(v)).collect::<Vec<_>>();
     let mut plain = vec![T::default(); 4096];
-    let plain_ok = accepted("decompress_into", szx::decompress_into(bytes, &mut plain, ex));
+    let plain_ok = accepted("decompress_into", codec_host::decompress_into(bytes, &mut plain, &Backend::cpu()));
     let mut piped = vec![T::default(); 4096];
     let piped_ok = accepted("pipelined::decompress_into", pipelined::decompress_into(bytes, &mut piped, ex, |_| {}));
     assert_eq!(plain_ok, piped_ok, "plain and pipelined decoders disagree");
@@ -149,8 +149,8 @@ fn sample_streams() -> Vec<(Vec<u8>, Source)> {
         let x32: Vec<f32> = data(kind, n, kind as u64, as_f32).into_iter().map(|v| v as f32).collect();
         let x64: Vec<f64> = data(kind, n, kind as u64 + 1, as_f64);
         let opts = SzxOptions { block_size: block, chunk_values: block * 2 };
-        out.push((szx::compress_with_options(&x32, Shape::d1(n), ErrorBound::Abs(e), &opts, &ex).unwrap(), Source::F32(x32, e)));
-        out.push((pipelined::compress(&x64, Shape::d1(n), ErrorBound::Abs(e), &opts, &ex).unwrap(), Source::F64(x64, e)));
+        out.push((pipelined::Encoder::plain(&x32, Shape::d1(n), ErrorBound::Abs(e), opts.block_size, &ex).and_then(|e| e.into_vec(&ex)).unwrap(), Source::F32(x32, e)));
+        out.push((pipelined::Encoder::new(&x64, Shape::d1(n), ErrorBound::Abs(e), &opts, &ex).and_then(|e| e.into_vec(&ex)).unwrap(), Source::F64(x64, e)));
     }
     out
 }
@@ -182,7 +182,7 @@ fn every_truncation_is_an_error() {
             let prefix = &stream[..cut];
             assert_eq!(decode_everything(prefix, &ex), Outcome::Rejected, "prefix of {cut} of {} bytes accepted", stream.len());
             let mut out = vec![0f64; 4096];
-            let err = szx::decompress_into(prefix, &mut out, &ex).unwrap_err();
+            let err = codec_host::decompress_into(prefix, &mut out, &Backend::cpu()).unwrap_err();
             assert!(matches!(err, Error::Truncated { .. } | Error::Corrupt(_) | Error::TypeMismatch { .. }), "{err:?}");
         }
     }
@@ -226,14 +226,13 @@ fn payload_garbage_behind_a_valid_header_is_handled() {
 
 #[test]
 fn absurd_header_fields_give_typed_errors() {
-    let ex = exec();
     let base = sample_streams().swap_remove(0).0;
     let patch = |at: usize, bytes: &[u8]| {
         let mut s = base.clone();
         s[at..at + bytes.len()].copy_from_slice(bytes);
         resign(&mut s);
         let mut out = vec![0f32; 4096];
-        szx::decompress_into(&s, &mut out, &ex).unwrap_err()
+        codec_host::decompress_into(&s, &mut out, &Backend::cpu()).unwrap_err()
     };
     // Version 1 (before the repeat code) and unknown versions.
     assert!(matches!(patch(4, &[1]), Error::UnsupportedHeader(_)));
@@ -258,7 +257,7 @@ fn absurd_header_fields_give_typed_errors() {
     assert!(matches!(szx::inspect(&s), Err(Error::Corrupt(_))));
     // Caller errors.
     let mut small = vec![0f32; 3];
-    assert!(matches!(szx::decompress_into(&base, &mut small, &ex), Err(Error::BufferTooSmall { .. })));
+    assert!(matches!(codec_host::decompress_into(&base, &mut small, &Backend::cpu()), Err(Error::BufferTooSmall { .. })));
 }
 
 #[test]
@@ -303,7 +302,7 @@ fn every_kind_of_stream_decodes_after_the_fuzzing_helpers() {
     let ex = exec();
     for kind in 0..KINDS {
         let x: Vec<f64> = data(kind, 500, 3, as_f64);
-        let s = szx::compress(&x, Shape::d1(500), ErrorBound::Abs(1e-6)).unwrap();
+        let s = Codec::szx(ErrorBound::Abs(1e-6)).compress(&x, Shape::d1(500), &Backend::cpu()).unwrap();
         assert_round_trip(&s, &Source::F64(x, 1e-6), &ex);
     }
 }

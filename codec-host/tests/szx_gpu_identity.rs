@@ -6,7 +6,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use codec_host::szx::{ErrorBound, SzxHeader, HEADER_LEN};
-use codec_host::{Codec, CpuExecutor, Element, Shape};
+use codec_host::{Backend, Codec, CpuExecutor, Element, Shape, SzxLayout};
 use codec_kernels::gpu_phases::szx::{coded_flags_body, decode_body, payload_lens_body, plan_body, write_body, ChunkLayout, Prefix};
 use codec_kernels::grid::LaunchConfig;
 use codec_host::scan::exclusive_scan_with;
@@ -119,20 +119,20 @@ fn data<T: Element>(n: usize) -> Vec<T> {
         .collect()
 }
 
-fn check<T: Element + SzxFloat + Cell>() {
+fn check<T: codec_host::BackendElem + SzxFloat + Cell>() {
     let exec = CpuExecutor::new(3).unwrap();
     let codecs = [
-        Codec::Szx { abs_error: 1e-3 },
-        Codec::Szx { abs_error: 0.0 },
-        Codec::SzxRelative { rel_error: 1e-4 },
-        Codec::SzxPipelined { bound: ErrorBound::Abs(1e-2), chunk_values: 512 },
+        Codec::szx(ErrorBound::Abs(1e-3)),
+        Codec::szx(ErrorBound::Abs(0.0)),
+        Codec::szx(ErrorBound::Rel(1e-4)),
+        Codec::Szx { bound: ErrorBound::Abs(1e-2), layout: SzxLayout::Pipelined { chunk_values: 512 } },
     ];
     for codec in codecs {
         for n in [1, 127, 2000] {
             let x = data::<T>(n);
-            let cpu = codec.compress_with(&x, Shape::d1(n), &exec).unwrap();
+            let cpu = codec.compress(&x, Shape::d1(n), &Backend::cpu()).unwrap();
             let mut want = vec![T::default(); n];
-            codec_host::decompress_into_with(&cpu, &mut want, &exec).unwrap();
+            codec_host::decompress_into(&cpu, &mut want, &Backend::cpu()).unwrap();
             let nb = SzxHeader::read(&cpu).map(|h| layout_of(&h).blocks()).unwrap();
             for cfg in shapes(nb) {
                 let what = format!("{codec:?} {} n={n} {cfg:?}", T::TYPE);

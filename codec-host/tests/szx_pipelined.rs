@@ -4,7 +4,7 @@
 mod szx_common;
 
 use codec_host::szx::{self, pipelined, ErrorBound, SzxOptions};
-use codec_host::{Codec, CpuExecutor, Error, Shape};
+use codec_host::{Backend, Codec, CpuExecutor, Error, Shape, SzxLayout};
 use szx_common::{as_f32, as_f64, check_all, data, Rng, KINDS};
 
 fn exec() -> CpuExecutor {
@@ -23,11 +23,14 @@ fn callbacks_report_every_chunk_in_order_and_the_bytes_match() {
         let x = sample(n, 0);
         let mut buf = vec![0u8; pipelined::max_compressed_len::<f32>(n, &opts)];
         let mut seen = Vec::new();
-        let len = pipelined::compress_into(&x, Shape::d1(n), ErrorBound::Abs(1e-4), &opts, &mut buf, &ex, |done, bytes| {
-            seen.push((done.clone(), bytes.to_vec()));
-        })
-        .unwrap();
-        let whole = pipelined::compress(&x, Shape::d1(n), ErrorBound::Abs(1e-4), &opts, &CpuExecutor::new(2).unwrap()).unwrap();
+        let mut enc = pipelined::Encoder::new(&x, Shape::d1(n), ErrorBound::Abs(1e-4), &opts, &ex).unwrap();
+        let len = enc
+            .compress_into(&mut buf, &ex, |done, bytes| {
+                seen.push((done.clone(), bytes.to_vec()));
+            })
+            .unwrap();
+        let two = CpuExecutor::new(2).unwrap();
+        let whole = pipelined::Encoder::new(&x, Shape::d1(n), ErrorBound::Abs(1e-4), &opts, &two).and_then(|e| e.into_vec(&two)).unwrap();
         assert_eq!(&buf[..len], &whole[..], "n = {n}");
         assert_eq!(seen.len(), n.div_ceil(1024));
         let mut at = pipelined::prefix_len(&whole).unwrap();
@@ -64,7 +67,7 @@ fn chunks_compressed_into_separate_buffers_form_the_same_stream() {
     for c in &chunks {
         stream.extend_from_slice(c);
     }
-    let whole = pipelined::compress(&x, Shape::d1(x.len()), ErrorBound::Rel(1e-3), &opts, &ex).unwrap();
+    let whole = pipelined::Encoder::new(&x, Shape::d1(x.len()), ErrorBound::Rel(1e-3), &opts, &ex).and_then(|e| e.into_vec(&ex)).unwrap();
     assert_eq!(stream, whole);
 
     // Chunks decode on their own, in any order.
@@ -91,7 +94,7 @@ fn a_decoder_fed_growing_prefixes_decodes_each_chunk_once_it_has_arrived() {
     for kind in 0..KINDS {
         let x: Vec<f64> = data(kind, 3000 + kind * 100, kind as u64, as_f64);
         let opts = SzxOptions { block_size: 32, chunk_values: 512 };
-        let stream = pipelined::compress(&x, Shape::d1(x.len()), ErrorBound::Abs(1e-5), &opts, &ex).unwrap();
+        let stream = pipelined::Encoder::new(&x, Shape::d1(x.len()), ErrorBound::Abs(1e-5), &opts, &ex).and_then(|e| e.into_vec(&ex)).unwrap();
         let mut dec = pipelined::Decoder::new(&stream[..szx::HEADER_LEN]).unwrap();
         let (_, ends) = chunk_ends(&stream);
         let mut back = vec![0f64; x.len()];
@@ -132,24 +135,24 @@ fn the_worst_case_bound_covers_incompressible_data() {
             // compress_into), and the values come back bit for bit.
             let x: Vec<f64> = data(8, n, n as u64, as_f64);
             let mut out = vec![0u8; pipelined::max_compressed_len::<f64>(n, &opts)];
-            let len = pipelined::compress_into(&x, Shape::d1(n), ErrorBound::Abs(0.0), &opts, &mut out, &ex, |_, _| {}).unwrap();
+            let len = pipelined::Encoder::new(&x, Shape::d1(n), ErrorBound::Abs(0.0), &opts, &ex).and_then(|mut e| e.compress_into(&mut out, &ex, |_, _| {})).unwrap();
             assert_eq!(len, out.len(), "pipelined, n = {n}, block {block}");
             let mut plain = vec![0u8; szx::max_compressed_len::<f64>(n, &opts)];
-            let plain_len = szx::compress_into(&x, Shape::d1(n), ErrorBound::Abs(0.0), &opts, &mut plain, &ex).unwrap();
+            let plain_len = pipelined::Encoder::plain(&x, Shape::d1(n), ErrorBound::Abs(0.0), opts.block_size, &ex).and_then(|mut e| e.compress_into(&mut plain, &ex, |_, _| {})).unwrap();
             assert_eq!(plain_len, plain.len(), "plain, n = {n}, block {block}");
             for stream in [&out, &plain] {
                 let mut back = vec![0f64; n];
-                szx::decompress_into(stream, &mut back, &ex).unwrap();
+                codec_host::decompress_into(stream, &mut back, &Backend::cpu()).unwrap();
                 assert!(x.iter().zip(&back).all(|(a, b)| a.to_bits() == b.to_bits()), "n = {n}, block {block}");
             }
             let x32: Vec<f32> = data(8, n, n as u64, as_f32).into_iter().map(|v| v as f32).collect();
             let mut out = vec![0u8; pipelined::max_compressed_len::<f32>(n, &opts)];
-            pipelined::compress_into(&x32, Shape::d1(n), ErrorBound::Abs(0.0), &opts, &mut out, &ex, |_, _| {}).unwrap();
+            pipelined::Encoder::new(&x32, Shape::d1(n), ErrorBound::Abs(0.0), &opts, &ex).and_then(|mut e| e.compress_into(&mut out, &ex, |_, _| {})).unwrap();
         }
     }
     let x = sample(1000, 8);
     let mut small = vec![0u8; 100];
-    let err = szx::compress_into(&x, Shape::d1(1000), ErrorBound::Abs(0.0), &SzxOptions::default(), &mut small, &ex).unwrap_err();
+    let err = pipelined::Encoder::plain(&x, Shape::d1(1000), ErrorBound::Abs(0.0), SzxOptions::default().block_size, &ex).and_then(|mut e| e.compress_into(&mut small, &ex, |_, _| {})).unwrap_err();
     assert!(matches!(err, Error::BufferTooSmall { .. }));
 }
 
@@ -158,26 +161,26 @@ fn codec_level_streams_of_both_kinds() {
     let x = sample(12_345, 0);
     let shape = Shape::d3(5, 3, 823);
     for codec in [
-        Codec::Szx { abs_error: 1e-3 },
-        Codec::SzxRelative { rel_error: 1e-3 },
-        Codec::SzxPipelined { bound: ErrorBound::Abs(1e-3), chunk_values: 5120 },
-        Codec::SzxPipelined { bound: ErrorBound::Rel(1e-2), chunk_values: 256 },
+        Codec::szx(ErrorBound::Abs(1e-3)),
+        Codec::szx(ErrorBound::Rel(1e-3)),
+        Codec::Szx { bound: ErrorBound::Abs(1e-3), layout: SzxLayout::Pipelined { chunk_values: 5120 } },
+        Codec::Szx { bound: ErrorBound::Rel(1e-2), layout: SzxLayout::Pipelined { chunk_values: 256 } },
     ] {
-        let stream = codec.compress(&x, shape).unwrap();
+        let stream = codec.compress(&x, shape, &Backend::cpu()).unwrap();
         let info = codec_host::inspect(&stream).unwrap();
         assert_eq!((info.shape, info.stream_bytes, info.elem), (shape, stream.len(), codec_host::ElemType::F32));
         match (codec, info.codec) {
-            (Codec::SzxRelative { rel_error: a }, Codec::SzxRelative { rel_error: b }) => assert_eq!(a, b),
+            (Codec::Szx { bound: ErrorBound::Rel(a), layout: SzxLayout::Plain }, Codec::Szx { bound: ErrorBound::Rel(b), layout: SzxLayout::Plain }) => assert_eq!(a, b),
             (a, b) => assert_eq!(a, b),
         }
         let mut back = vec![0f32; x.len()];
-        codec_host::decompress_into(&stream, &mut back).unwrap();
+        codec_host::decompress_into(&stream, &mut back, &Backend::cpu()).unwrap();
         let e = szx::describe(&stream).unwrap().header.abs_error;
         assert_eq!(check_all(&x, &back, e), Ok(()));
         let mut wrong = vec![0f64; x.len()];
-        assert!(matches!(codec_host::decompress_into(&stream, &mut wrong), Err(Error::TypeMismatch { .. })));
+        assert!(matches!(codec_host::decompress_into(&stream, &mut wrong, &Backend::cpu()), Err(Error::TypeMismatch { .. })));
     }
-    let info = szx::describe(&Codec::SzxPipelined { bound: ErrorBound::Abs(1e-3), chunk_values: 1280 }.compress(&x, shape).unwrap()).unwrap();
+    let info = szx::describe(&Codec::Szx { bound: ErrorBound::Abs(1e-3), layout: SzxLayout::Pipelined { chunk_values: 1280 } }.compress(&x, shape, &Backend::cpu()).unwrap()).unwrap();
     assert_eq!((info.header.pipelined, info.header.chunk_count, info.chunk_lens.len()), (true, 10, 10));
     let b = info.blocks;
     assert_eq!(b.zero + b.constant + b.raw + b.direct + b.offset + b.quantized, x.len().div_ceil(128));
@@ -187,7 +190,7 @@ fn codec_level_streams_of_both_kinds() {
 fn bad_parameters_are_refused() {
     let x = sample(100, 0);
     let ex = exec();
-    let compress = |bound, block, chunk| pipelined::compress(&x, Shape::d1(100), bound, &SzxOptions { block_size: block, chunk_values: chunk }, &ex);
+    let compress = |bound, block, chunk| pipelined::Encoder::new(&x, Shape::d1(100), bound, &SzxOptions { block_size: block, chunk_values: chunk }, &ex).and_then(|e| e.into_vec(&ex));
     for (bound, block, chunk) in [
         (ErrorBound::Abs(-1.0), 128, 512),
         (ErrorBound::Abs(f64::NAN), 128, 512),
@@ -200,7 +203,7 @@ fn bad_parameters_are_refused() {
     ] {
         assert!(matches!(compress(bound, block, chunk), Err(Error::ParamOutOfRange(_))), "{bound:?} {block} {chunk}");
     }
-    assert!(matches!(szx::compress(&x, Shape::d1(99), ErrorBound::Abs(0.1)), Err(Error::BadDims(_))));
+    assert!(matches!(Codec::szx(ErrorBound::Abs(0.1)).compress(&x, Shape::d1(99), &Backend::cpu()), Err(Error::BadDims(_))));
 }
 
 #[test]
@@ -208,7 +211,7 @@ fn relative_bounds_ignore_non_finite_values_and_f64_works_the_same() {
     let mut x: Vec<f64> = (0..1000).map(|i| i as f64).collect();
     x[10] = f64::NAN;
     x[20] = f64::INFINITY;
-    let s = szx::compress(&x, Shape::d1(1000), ErrorBound::Rel(1e-3)).unwrap();
+    let s = Codec::szx(ErrorBound::Rel(1e-3)).compress(&x, Shape::d1(1000), &Backend::cpu()).unwrap();
     let (back, h) = szx::decompress::<f64>(&s).unwrap();
     assert_eq!(h.abs_error, 0.999);
     assert!(back[10].is_nan() && back[20] == f64::INFINITY);

@@ -7,13 +7,13 @@ mod szx_common;
 
 use codec_host::elementwise::{self, ReduceOp};
 use codec_host::szx::{self, pipelined, reduce, ErrorBound, SzxOptions};
-use codec_host::{BackendElem, CpuExecutor, Error, Shape};
+use codec_host::{Backend, BackendElem, Codec, CpuExecutor, Error, Shape};
 use szx_common::{as_f32, as_f64, check_all, data, Rng, KINDS};
 
 const OPS: [ReduceOp; 3] = [ReduceOp::Sum, ReduceOp::Min, ReduceOp::Max];
 
 fn compress<T: BackendElem>(x: &[T], e: f64, opts: &SzxOptions, exec: &CpuExecutor) -> Vec<u8> {
-    pipelined::compress(x, Shape::d1(x.len()), ErrorBound::Abs(e), opts, exec).unwrap()
+    pipelined::Encoder::new(x, Shape::d1(x.len()), ErrorBound::Abs(e), opts, exec).and_then(|e| e.into_vec(exec)).unwrap()
 }
 
 /// `op` over the decoded operands, as an uncompressed reduction computes it.
@@ -128,8 +128,8 @@ fn mismatched_operands_are_rejected() {
     let a = compress(&x, 1e-3, &opts, &exec);
     let shorter = compress(&x[..999], 1e-3, &opts, &exec);
     let blocks64 = compress(&x, 1e-3, &SzxOptions { block_size: 64, chunk_values: 5120 }, &exec);
-    let plain = szx::compress(&x, Shape::d2(100, 10), ErrorBound::Abs(1e-3)).unwrap();
-    let wide = szx::compress(&x.iter().map(|&v| v as f64).collect::<Vec<_>>(), Shape::d1(1000), ErrorBound::Abs(1e-3)).unwrap();
+    let plain = Codec::szx(ErrorBound::Abs(1e-3)).compress(&x, Shape::d2(100, 10), &Backend::cpu()).unwrap();
+    let wide = Codec::szx(ErrorBound::Abs(1e-3)).compress(&x.iter().map(|&v| v as f64).collect::<Vec<_>>(), Shape::d1(1000), &Backend::cpu()).unwrap();
     for other in [&shorter, &blocks64, &plain] {
         assert!(matches!(reduce::reduce::<f32>(ReduceOp::Sum, &a, other, 1e-3), Err(Error::BadDims(_))));
     }

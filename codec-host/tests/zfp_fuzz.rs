@@ -4,14 +4,14 @@
 mod common;
 mod crafted;
 
-use codec_host::{Codec, CpuExecutor, ElemType, Error, Shape};
+use codec_host::{Backend, Codec, CpuExecutor, ElemType, Error, Shape};
 use common::{Kind, Rng, Values};
 use crafted::zfp_header as header;
 
 /// Decodes `stream` as whatever its header claims (`elem` and `cap` values if it cannot
 /// be inspected), both single- and multi-threaded, and checks the two agree. Any error
 /// is fine; a panic fails the test.
-fn decode_any(stream: &[u8], elem: ElemType, cap: usize, execs: &[CpuExecutor; 2]) -> Result<Values, Error> {
+fn decode_any(stream: &[u8], elem: ElemType, cap: usize, execs: &[Backend; 2]) -> Result<Values, Error> {
     let (elem, n) = match codec_host::inspect(stream) {
         Ok(i) => (i.elem, i.shape.len().min(cap)),
         Err(_) => (elem, cap),
@@ -26,20 +26,20 @@ fn decode_any(stream: &[u8], elem: ElemType, cap: usize, execs: &[CpuExecutor; 2
     a
 }
 
-fn execs() -> [CpuExecutor; 2] {
-    [CpuExecutor::new(1).unwrap(), CpuExecutor::new(2).unwrap()]
+fn execs() -> [Backend; 2] {
+    [Backend::with_executor(CpuExecutor::new(1).unwrap()), Backend::with_executor(CpuExecutor::new(2).unwrap())]
 }
 
 /// A few valid streams of both modes, types and all dimensionalities.
 fn samples() -> Vec<(Values, Vec<u8>)> {
-    let exec = CpuExecutor::new(1).unwrap();
+    let exec = Backend::with_executor(CpuExecutor::new(1).unwrap());
     let mut rng = Rng::new(3);
     let mut out = Vec::new();
     for (elem, dims, codec) in [
-        (ElemType::F32, &[37][..], Codec::ZfpFixedRate { rate: 7.0 }),
-        (ElemType::F64, &[9, 7][..], Codec::ZfpFixedAccuracy { tolerance: 1e-4 }),
-        (ElemType::F32, &[5, 6, 7][..], Codec::ZfpFixedAccuracy { tolerance: 1e-2 }),
-        (ElemType::F64, &[6, 5, 3][..], Codec::ZfpFixedRate { rate: 40.0 }),
+        (ElemType::F32, &[37][..], Codec::zfp_rate(7.0)),
+        (ElemType::F64, &[9, 7][..], Codec::zfp_accuracy(1e-4)),
+        (ElemType::F32, &[5, 6, 7][..], Codec::zfp_accuracy(1e-2)),
+        (ElemType::F64, &[6, 5, 3][..], Codec::zfp_rate(40.0)),
     ] {
         let shape = Shape::from_dims(dims).unwrap();
         let values = Values::generate(Kind::Noisy, elem, shape, &mut rng);
@@ -51,7 +51,7 @@ fn samples() -> Vec<(Values, Vec<u8>)> {
 
 /// Bytes up to the end of the last block: everything shorter is truncated, everything
 /// longer (zero padding) decodes the same.
-fn data_len(stream: &[u8], values: &Values, exec: &CpuExecutor) -> usize {
+fn data_len(stream: &[u8], values: &Values, exec: &Backend) -> usize {
     let full = Values::decompress(stream, values.elem(), values.len(), exec).unwrap();
     (0..=stream.len())
         .find(|&l| Values::decompress(&stream[..l], values.elem(), values.len(), exec).as_ref() == Ok(&full))
@@ -128,8 +128,8 @@ fn absurd_headers_get_typed_errors() {
         assert!(matches!(e, Error::Truncated { .. }), "{what}: {e}");
         let mut small = vec![0f64; 16];
         let mut small32 = vec![0f32; 16];
-        let r64 = codec_host::decompress_into(&h, &mut small);
-        let r32 = codec_host::decompress_into(&h, &mut small32);
+        let r64 = codec_host::decompress_into(&h, &mut small, &Backend::cpu());
+        let r32 = codec_host::decompress_into(&h, &mut small32, &Backend::cpu());
         for r in [r64.map(|_| ()), r32.map(|_| ())] {
             assert!(
                 matches!(r, Err(Error::Truncated { .. })),
@@ -140,14 +140,14 @@ fn absurd_headers_get_typed_errors() {
     // Plausible dims, but the blocks are missing.
     let h = header(2, &[100, 100], tol_3d);
     let mut out = vec![0f32; 10_000];
-    assert!(matches!(codec_host::decompress_into(&h, &mut out), Err(Error::Truncated { .. })));
+    assert!(matches!(codec_host::decompress_into(&h, &mut out, &Backend::cpu()), Err(Error::Truncated { .. })));
     // The length check's boundary: 625 blocks of zeros take one bit each, so 96 + 625
     // bits (91 bytes) are a valid stream of zeros, and 90 bytes are not.
     let mut s = h.clone();
     s.resize((96 + 625usize).div_ceil(8), 0);
     out.fill(1.0);
     assert_eq!(codec_host::inspect(&s).unwrap().shape, Shape::d2(100, 100));
-    codec_host::decompress_into(&s, &mut out).unwrap();
+    codec_host::decompress_into(&s, &mut out, &Backend::cpu()).unwrap();
     assert!(out.iter().all(|&v| v == 0.0));
     s.pop();
     assert_eq!(codec_host::inspect(&s).unwrap_err(), Error::Truncated { needed: 91, got: 90 });
@@ -175,18 +175,18 @@ fn absurd_headers_get_typed_errors() {
         assert!(ok, "mode {mode:#x}: {e}");
     }
     // A long-form fixed-rate header is fine (3D f64 at rate 64 needs one).
-    let stream = Codec::ZfpFixedRate { rate: 64.0 }.compress(&[1.5f64; 64], Shape::d3(4, 4, 4)).unwrap();
+    let stream = Codec::zfp_rate(64.0).compress(&[1.5f64; 64], Shape::d3(4, 4, 4), &Backend::cpu()).unwrap();
     let mut out = [0f64; 64];
-    codec_host::decompress_into(&stream, &mut out).unwrap();
+    codec_host::decompress_into(&stream, &mut out, &Backend::cpu()).unwrap();
     assert_eq!(out, [1.5; 64]);
 }
 
 #[test]
 fn truncated_multi_slab_streams_fail_in_parallel_decodes_too() {
     // 3 x 2048 blocks of 1D (several slabs), decoded with 4 threads: the parallel path.
-    let exec = CpuExecutor::new(4).unwrap();
+    let exec = Backend::with_executor(CpuExecutor::new(4).unwrap());
     let values = Values::generate(Kind::Smooth, ElemType::F32, Shape::d1(3 * 2048 * 4), &mut Rng::new(8));
-    let stream = values.compress(&Codec::ZfpFixedAccuracy { tolerance: 1e-4 }, Shape::d1(values.len()), &exec).unwrap();
+    let stream = values.compress(&Codec::zfp_accuracy(1e-4), Shape::d1(values.len()), &exec).unwrap();
     let full = Values::decompress(&stream, ElemType::F32, values.len(), &exec).unwrap();
     assert!(values.max_abs_diff(&full) <= 1e-4);
     let mut rng = Rng::new(9);

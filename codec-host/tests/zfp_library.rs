@@ -10,7 +10,7 @@ mod common;
 use std::fs;
 use std::path::Path;
 
-use codec_host::{Codec, CpuExecutor, ElemType, Shape};
+use codec_host::{Backend, Codec, CpuExecutor, ElemType, Shape};
 use common::{dtype, pad8, run_python, run_zfp, zfp_array_args, zfp_mode_args, zfpy_mode, Kind, Rng, Values, KINDS};
 
 /// One comparison.
@@ -44,7 +44,7 @@ for line in open(d + '/cases.txt'):
 "#;
 
 /// Checks one case whose library files are in `dir` under `prefix`; returns the problems.
-fn compare(case: &Case, ours: &[u8], lib: &[u8], lib_of_lib: &[u8], lib_of_ours: &[u8], exec: &CpuExecutor) -> Vec<String> {
+fn compare(case: &Case, ours: &[u8], lib: &[u8], lib_of_lib: &[u8], lib_of_ours: &[u8], exec: &Backend) -> Vec<String> {
     let mut problems = Vec::new();
     let elem = case.values.elem();
     let n = case.values.len();
@@ -67,7 +67,7 @@ fn compare(case: &Case, ours: &[u8], lib: &[u8], lib_of_lib: &[u8], lib_of_ours:
 
 /// Runs `cases` through zfpy in one batch and asserts identity for all of them.
 fn check_with_zfpy(cases: &[Case]) {
-    let exec = CpuExecutor::new(2).unwrap();
+    let exec = Backend::with_executor(CpuExecutor::new(2).unwrap());
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let mut manifest = String::new();
@@ -146,7 +146,7 @@ fn every_shape_kind_and_mode_matches_zfpy() {
                     turn += 1;
                     let rate = rates[(turn * 7 + k) % rates.len()];
                     let tolerance = TOLERANCES[(turn + 3 * k) % TOLERANCES.len()];
-                    for codec in [Codec::ZfpFixedRate { rate }, Codec::ZfpFixedAccuracy { tolerance }] {
+                    for codec in [Codec::zfp_rate(rate), Codec::zfp_accuracy(tolerance)] {
                         cases.push(Case { values: values.clone(), shape, codec });
                     }
                 }
@@ -165,10 +165,10 @@ fn every_rate_and_tolerance_matches_zfpy() {
             let shape = Shape::from_dims(dims).unwrap();
             let values = Values::generate(kind, elem, shape, &mut rng);
             for rate in zfpy_rates(elem, dims.len()) {
-                cases.push(Case { values: values.clone(), shape, codec: Codec::ZfpFixedRate { rate } });
+                cases.push(Case { values: values.clone(), shape, codec: Codec::zfp_rate(rate) });
             }
             for tolerance in TOLERANCES {
-                cases.push(Case { values: values.clone(), shape, codec: Codec::ZfpFixedAccuracy { tolerance } });
+                cases.push(Case { values: values.clone(), shape, codec: Codec::zfp_accuracy(tolerance) });
             }
         }
     }
@@ -185,10 +185,10 @@ fn larger_arrays_match_zfpy_across_tiles_and_slabs() {
             let shape = Shape::from_dims(dims).unwrap();
             let values = Values::generate(Kind::Smooth, elem, shape, &mut rng);
             for codec in [
-                Codec::ZfpFixedRate { rate: 8.0 },
-                Codec::ZfpFixedRate { rate: 13.0 },
-                Codec::ZfpFixedAccuracy { tolerance: 1e-3 },
-                Codec::ZfpFixedAccuracy { tolerance: 1e-6 },
+                Codec::zfp_rate(8.0),
+                Codec::zfp_rate(13.0),
+                Codec::zfp_accuracy(1e-3),
+                Codec::zfp_accuracy(1e-6),
             ] {
                 cases.push(Case { values: values.clone(), shape, codec });
             }
@@ -200,7 +200,7 @@ fn larger_arrays_match_zfpy_across_tiles_and_slabs() {
 /// Compresses with the `zfp` tool (which passes the type, so tiny rates are raised to
 /// 1 + EBITS bits per block) and checks identity both ways.
 fn check_with_zfp_tool(case: &Case, dir: &Path) {
-    let exec = CpuExecutor::new(1).unwrap();
+    let exec = Backend::with_executor(CpuExecutor::new(1).unwrap());
     let elem = case.values.elem();
     let [input, lib, ours_path, lib_dec, ours_dec] =
         ["in", "lib", "ours", "libdec", "oursdec"].map(|e| dir.join(format!("c.{e}")).to_str().unwrap().to_string());
@@ -226,9 +226,9 @@ fn small_rates_match_the_zfp_tool() {
             let shape = Shape::from_dims(dims).unwrap();
             let values = Values::generate(kind, elem, shape, &mut rng);
             for rate in [0.25, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 5.0] {
-                check_with_zfp_tool(&Case { values: values.clone(), shape, codec: Codec::ZfpFixedRate { rate } }, dir.path());
+                check_with_zfp_tool(&Case { values: values.clone(), shape, codec: Codec::zfp_rate(rate) }, dir.path());
             }
-            let codec = Codec::ZfpFixedAccuracy { tolerance: 1e-4 };
+            let codec = Codec::zfp_accuracy(1e-4);
             check_with_zfp_tool(&Case { values: values.clone(), shape, codec }, dir.path());
         }
     }

@@ -8,7 +8,7 @@
 use codec_host::szx::ErrorBound;
 use core::ops::Range;
 
-use codec_host::{Backend, Codec};
+use codec_host::{Backend, Codec, ZfpMode};
 
 use crate::agree::{agree, Signature};
 use crate::codec_port::HostCodec;
@@ -178,7 +178,7 @@ pub(crate) fn begin<T: Value, W: Place<T> + ?Sized>(
 
 /// True if the codec's bound is relative to the data's value range.
 fn needs_range(codec: &Codec) -> bool {
-    matches!(codec, Codec::SzxRelative { .. } | Codec::SzxPipelined { bound: ErrorBound::Rel(_), .. })
+    matches!(codec, Codec::Szx { bound: ErrorBound::Rel(_), .. })
 }
 
 /// The codec a call runs and its absolute bound per compression. A relative bound becomes
@@ -188,16 +188,16 @@ fn needs_range(codec: &Codec) -> bool {
 /// framework cuts messages into pipeline chunks itself, so a pipelined SZx codec runs
 /// as plain SZx per chunk.
 fn resolve_codec(codec: Codec, range: Option<(f64, f64)>, backend: &'static Backend) -> (Option<HostCodec>, Option<f64>) {
-    let absolute = |abs_error: f64| (Some(HostCodec { codec: Codec::Szx { abs_error }, backend }), Some(abs_error));
+    let absolute = |abs_error: f64| (Some(HostCodec { codec: Codec::szx(ErrorBound::Abs(abs_error)), backend }), Some(abs_error));
     let relative = |rel_error: f64| match range.map(|(lo, hi)| rel_error * (hi - lo)) {
         Some(e) if e > 0.0 && e.is_finite() => absolute(e),
         _ => (None, Some(0.0)),
     };
     match codec {
-        Codec::ZfpFixedRate { .. } => (Some(HostCodec { codec, backend }), None),
-        Codec::ZfpFixedAccuracy { tolerance } => (Some(HostCodec { codec, backend }), Some(tolerance)),
-        Codec::Szx { abs_error } | Codec::SzxPipelined { bound: ErrorBound::Abs(abs_error), .. } => absolute(abs_error),
-        Codec::SzxRelative { rel_error } | Codec::SzxPipelined { bound: ErrorBound::Rel(rel_error), .. } => relative(rel_error),
+        Codec::Zfp { mode: ZfpMode::FixedRate { .. } } => (Some(HostCodec { codec, backend }), None),
+        Codec::Zfp { mode: ZfpMode::FixedAccuracy { tolerance } } => (Some(HostCodec { codec, backend }), Some(tolerance)),
+        Codec::Szx { bound: ErrorBound::Abs(abs_error), .. } => absolute(abs_error),
+        Codec::Szx { bound: ErrorBound::Rel(rel_error), .. } => relative(rel_error),
     }
 }
 
@@ -639,7 +639,7 @@ mod tests {
     }
 
     fn raw_config() -> CollConfig {
-        let mut cfg = CollConfig::new(Codec::ZfpFixedAccuracy { tolerance: 1e-3 });
+        let mut cfg = CollConfig::new(Codec::zfp_accuracy(1e-3));
         cfg.min_bytes_to_compress = usize::MAX;
         cfg
     }

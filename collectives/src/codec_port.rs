@@ -3,7 +3,7 @@
 //! so they are written once for every codec; the implementation calls codec-host's
 //! public API through a [`Backend`] (see [`CodecBackend`]).
 
-use codec_host::{Backend, Codec, CpuExecutor, Shape};
+use codec_host::{Backend, Codec, CpuExecutor, Shape, ZfpMode};
 
 use crate::{CollError, Value};
 
@@ -35,7 +35,7 @@ pub(crate) struct HostCodec {
 
 impl PieceCodec for HostCodec {
     fn compress<T: Value>(&self, values: &[T], out: &mut Vec<u8>) -> codec_host::Result<Encoded> {
-        let stream = match self.backend.compress(&self.codec, values, Shape::d1(values.len())) {
+        let stream = match self.codec.compress(values, Shape::d1(values.len()), self.backend) {
             Ok(stream) => stream,
             // Values zfp cannot code (non-finite, or so large they may decode to infinity)
             // travel raw.
@@ -51,7 +51,7 @@ impl PieceCodec for HostCodec {
 
     fn decompress<T: Value>(&self, bytes: &[u8], out: &mut [T]) -> codec_host::Result<()> {
         self.check_stream::<T>(bytes, out.len())?;
-        self.backend.decompress_into(bytes, out)?;
+        codec_host::decompress_into(bytes, out, self.backend)?;
         Ok(())
     }
 }
@@ -78,7 +78,7 @@ impl HostCodec {
     /// True if a stream must be decoded again to check the codec's promise (ZFP).
     #[cfg(feature = "cuda")]
     pub fn needs_check(&self) -> bool {
-        matches!(self.codec, Codec::ZfpFixedAccuracy { .. } | Codec::ZfpFixedRate { .. })
+        matches!(self.codec, Codec::Zfp { .. })
     }
 
     /// Decodes `stream` and checks it against `values`: every value finite (the input is,
@@ -89,12 +89,12 @@ impl HostCodec {
     /// keeps non-finite values as they are, so SZx streams are not decoded again.
     pub fn keeps_promise<T: Value>(&self, values: &[T], stream: &[u8]) -> codec_host::Result<bool> {
         let tolerance = match self.codec {
-            Codec::ZfpFixedAccuracy { tolerance } => tolerance,
-            Codec::ZfpFixedRate { .. } => f64::INFINITY,
+            Codec::Zfp { mode: ZfpMode::FixedAccuracy { tolerance } } => tolerance,
+            Codec::Zfp { mode: ZfpMode::FixedRate { .. } } => f64::INFINITY,
             _ => return Ok(true),
         };
         let mut decoded = vec![T::default(); values.len()];
-        self.backend.decompress_into(stream, &mut decoded)?;
+        codec_host::decompress_into(stream, &mut decoded, self.backend)?;
         Ok(values.iter().zip(&decoded).all(|(x, y)| {
             let (x, y) = (x.to_f64(), y.to_f64());
             y.is_finite() && (x - y).abs() <= tolerance

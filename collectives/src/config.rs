@@ -187,8 +187,8 @@ pub enum NodeGroups {
 /// they do (see the crate documentation) and fails on every rank if not.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CollConfig {
-    /// The codec. [`Codec::SzxRelative`] is turned into an absolute bound per call:
-    /// `rel_error` times the value range of all ranks' input.
+    /// The codec. A relative SZx bound ([`codec_host::ErrorBound::Rel`]) is turned into
+    /// an absolute bound per call: `rel_error` times the value range of all ranks' input.
     pub codec: Codec,
     /// The algorithm, or [`Algorithm::Auto`].
     pub algorithm: Algorithm,
@@ -521,9 +521,10 @@ pub fn parse_codec(spec: &str) -> Result<Codec, CollError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use codec_host::ErrorBound;
 
     fn cfg() -> CollConfig {
-        CollConfig::new(Codec::ZfpFixedAccuracy { tolerance: 1e-3 })
+        CollConfig::new(Codec::zfp_accuracy(1e-3))
     }
 
     #[test]
@@ -678,12 +679,12 @@ mod tests {
 
     #[test]
     fn codec_specs_parse() {
-        assert_eq!(parse_codec("zfp-acc:1e-3").unwrap(), Codec::ZfpFixedAccuracy { tolerance: 1e-3 });
-        assert_eq!(parse_codec("zfp-rate:8").unwrap(), Codec::ZfpFixedRate { rate: 8.0 });
-        assert_eq!(parse_codec("szx:1e-3").unwrap(), Codec::Szx { abs_error: 1e-3 });
-        assert_eq!(parse_codec("szx-rel:1e-4").unwrap(), Codec::SzxRelative { rel_error: 1e-4 });
-        assert_eq!(parse_codec("szx-rel=1e-3").unwrap(), Codec::SzxRelative { rel_error: 1e-3 });
-        assert_eq!(parse_codec("zfp-tol=1e-3").unwrap(), Codec::ZfpFixedAccuracy { tolerance: 1e-3 });
+        assert_eq!(parse_codec("zfp-acc:1e-3").unwrap(), Codec::zfp_accuracy(1e-3));
+        assert_eq!(parse_codec("zfp-rate:8").unwrap(), Codec::zfp_rate(8.0));
+        assert_eq!(parse_codec("szx:1e-3").unwrap(), Codec::szx(ErrorBound::Abs(1e-3)));
+        assert_eq!(parse_codec("szx-rel:1e-4").unwrap(), Codec::szx(ErrorBound::Rel(1e-4)));
+        assert_eq!(parse_codec("szx-rel=1e-3").unwrap(), Codec::szx(ErrorBound::Rel(1e-3)));
+        assert_eq!(parse_codec("zfp-tol=1e-3").unwrap(), Codec::zfp_accuracy(1e-3));
         assert!(parse_codec("zfp-acc").is_err());
         assert!(parse_codec("zfp-acc:x").is_err());
         assert!(parse_codec("lz4:1").is_err());

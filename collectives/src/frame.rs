@@ -272,7 +272,7 @@ mod tests {
         assert_eq!(frames[2].0.index, 2);
         assert_eq!(frames[2].1.len(), HEADER_LEN + 8);
         assert!(split_bundle(&bundle[..bundle.len() - 1]).is_err());
-        assert_eq!(codec_fingerprint(&Codec::ZfpFixedRate { rate: 8.0 }), codec_fingerprint(&Codec::ZfpFixedRate { rate: 8.0 }));
-        assert_ne!(codec_fingerprint(&Codec::ZfpFixedRate { rate: 8.0 }), codec_fingerprint(&Codec::ZfpFixedRate { rate: 8.5 }));
+        assert_eq!(codec_fingerprint(&Codec::zfp_rate(8.0)), codec_fingerprint(&Codec::zfp_rate(8.0)));
+        assert_ne!(codec_fingerprint(&Codec::zfp_rate(8.0)), codec_fingerprint(&Codec::zfp_rate(8.5)));
     }
 }

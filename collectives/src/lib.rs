@@ -16,7 +16,7 @@
 //!
 //! let universe = mpi::initialize().unwrap();
 //! let world = universe.world();
-//! let cfg = CollConfig::new(Codec::ZfpFixedAccuracy { tolerance: 1e-4 });
+//! let cfg = CollConfig::new(Codec::zfp_accuracy(1e-4));
 //! let mine = vec![1.0f32; 1 << 20];
 //! let mut sum = vec![0.0f32; 1 << 20];
 //! let stats = world.c_allreduce(&mine, &mut sum, ReduceOp::Sum, &cfg).unwrap();

@@ -6,10 +6,10 @@
 
 use core::ops::{DerefMut, Range};
 
-use codec_host::Backend;
+use codec_host::{extend_le, read_le, Backend};
 
 use crate::codec_port::{Encoded, HostCodec, PieceCodec};
-use crate::value::{extend_le, finite_range, read_le};
+use crate::value::finite_range;
 use crate::{ReduceOp, Value};
 
 /// What [`Place::compress_each`] made of one piece.
@@ -187,13 +187,13 @@ pub(crate) mod device {
     use std::collections::VecDeque;
 
     use codec_host::cuda::{CudaBackend, DeviceStream, GpuEvent, GpuStream};
-    use codec_host::{Backend, Error, Shape};
+    use codec_host::{extend_le, read_le, Backend, Error, Shape};
     use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice, LockedBuffer};
 
     use super::{Coded, Place};
     use crate::codec_port::HostCodec;
     use crate::CodecBackend;
-    use crate::value::{extend_le, finite_range, read_le};
+    use crate::value::finite_range;
     use crate::{ReduceOp, Value};
 
     /// The rank's CUDA backend (the calling thread's, as `CodecBackend::Cuda` resolves
@@ -331,7 +331,7 @@ pub(crate) mod device {
                 while next < plan.len() && next < i + streams.len() {
                     if plan[next].1 {
                         let s = &streams[next % streams.len()];
-                        queued.push_back(backend.compress_on(s, &codec.codec, &views[next], Shape::d1(views[next].len())));
+                        queued.push_back(codec.codec.compress_on(&views[next], Shape::d1(views[next].len()), backend, s));
                     }
                     next += 1;
                 }
@@ -363,7 +363,7 @@ pub(crate) mod device {
             let s = &rank()?.stream;
             let input = backend.upload_stream(s, bytes)?;
             let mut piece = self.index(range);
-            backend.decompress_on(s, &input, &mut piece)?.wait()
+            codec_host::decompress_on(&input, &mut piece, backend, s)?.wait()
         }
 
         fn write_le(&self, range: Range<usize>, out: &mut Vec<u8>) -> codec_host::Result<()> {

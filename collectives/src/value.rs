@@ -4,17 +4,11 @@ use codec_host::BackendElem;
 use mpi::datatype::Equivalence;
 
 /// An element type of the compressed collectives: a codec element and reduction operand
-/// (codec-host's `BackendElem`) and an MPI datatype at once. Implemented for `f32` and
-/// `f64`.
+/// (codec-host's `BackendElem`, whose `Element` supertrait also gives the size and the
+/// little-endian form) and an MPI datatype at once. Implemented for `f32` and `f64`.
 pub trait Value: BackendElem + Equivalence + Into<f64> {
-    /// Size in bytes.
-    const SIZE: usize;
     /// Machine epsilon, widened.
     const EPSILON: f64;
-    /// Writes the little-endian bytes of `self` into `out[..SIZE]`.
-    fn put_le(self, out: &mut [u8]);
-    /// Reads a value from `bytes[..SIZE]` (little-endian).
-    fn get_le(bytes: &[u8]) -> Self;
     /// Smallest and largest finite value of `values`, if any (see [`finite_range`]).
     fn finite_range(values: &[Self]) -> Option<(f64, f64)>;
 }
@@ -26,18 +20,7 @@ const RANGE_LANES: usize = 16;
 macro_rules! value_impl {
     ($t:ty) => {
         impl Value for $t {
-            const SIZE: usize = core::mem::size_of::<$t>();
             const EPSILON: f64 = <$t>::EPSILON as f64;
-            #[inline]
-            fn put_le(self, out: &mut [u8]) {
-                out[..Self::SIZE].copy_from_slice(&self.to_le_bytes());
-            }
-            #[inline]
-            fn get_le(bytes: &[u8]) -> Self {
-                let mut b = [0u8; core::mem::size_of::<$t>()];
-                b.copy_from_slice(&bytes[..Self::SIZE]);
-                <$t>::from_le_bytes(b)
-            }
             fn finite_range(values: &[Self]) -> Option<(f64, f64)> {
                 // One branch-free pass in the element type (NaN and infinities fail the
                 // magnitude test and count as the neutral infinity), so that it vectorises:
@@ -70,23 +53,6 @@ macro_rules! value_impl {
 value_impl!(f32);
 value_impl!(f64);
 
-/// Appends `values` as little-endian bytes.
-pub(crate) fn extend_le<T: Value>(values: &[T], out: &mut Vec<u8>) {
-    let start = out.len();
-    out.resize(start + values.len() * T::SIZE, 0);
-    for (v, chunk) in values.iter().zip(out[start..].chunks_exact_mut(T::SIZE)) {
-        v.put_le(chunk);
-    }
-}
-
-/// Fills `out` from little-endian bytes; `bytes` holds exactly `out.len()` values.
-pub(crate) fn read_le<T: Value>(bytes: &[u8], out: &mut [T]) {
-    debug_assert_eq!(bytes.len(), out.len() * T::SIZE);
-    for (v, chunk) in out.iter_mut().zip(bytes.chunks_exact(T::SIZE)) {
-        *v = T::get_le(chunk);
-    }
-}
-
 /// Smallest and largest finite value of `values`, if any.
 pub(crate) fn finite_range<T: Value>(values: &[T]) -> Option<(f64, f64)> {
     T::finite_range(values)
@@ -95,18 +61,6 @@ pub(crate) fn finite_range<T: Value>(values: &[T]) -> Option<(f64, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn little_endian_round_trip_keeps_every_bit() {
-        let vals = [1.5f32, -0.0, f32::NAN, f32::INFINITY, f32::MIN_POSITIVE / 2.0];
-        let mut bytes = vec![9u8];
-        extend_le(&vals, &mut bytes);
-        assert_eq!(bytes.len(), 1 + 5 * 4);
-        assert_eq!(&bytes[1..5], &1.5f32.to_le_bytes());
-        let mut back = [0f32; 5];
-        read_le(&bytes[1..], &mut back);
-        assert!(vals.iter().zip(&back).all(|(a, b)| a.to_bits() == b.to_bits()));
-    }
 
     #[test]
     fn range_skips_non_finite_values() {

@@ -62,8 +62,8 @@ fn expected_bound(op: &str, algo: &str, codec: &str, ranks: usize, bytes: usize)
         _ => compressions_per_value(op.parse().unwrap(), algo, ranks),
     };
     let e = match config::parse_codec(codec).unwrap() {
-        codec_host::Codec::Szx { abs_error } => abs_error,
-        codec_host::Codec::ZfpFixedAccuracy { tolerance } => tolerance,
+        codec_host::Codec::Szx { bound: codec_host::ErrorBound::Abs(abs_error), .. } => abs_error,
+        codec_host::Codec::Zfp { mode: codec_host::ZfpMode::FixedAccuracy { tolerance } } => tolerance,
         _ if k == 0 => 0.0,
         _ => f64::INFINITY,
     };

@@ -1,35 +1,10 @@
 //! Raw little-endian arrays, the SDRBench layout: a file holds exactly the product of
 //! its dimensions in values, fastest dimension first in memory, no header.
 
+use codec_host::Element;
+
 use crate::{Error, Result};
 use std::path::Path;
-
-/// An element type that raw files can hold.
-pub trait RawElement: Copy + Sized {
-    /// Bytes per value.
-    const SIZE: usize;
-    /// Name used in specs and messages.
-    const NAME: &'static str;
-    fn from_le(bytes: &[u8]) -> Self;
-    fn to_le(self, out: &mut Vec<u8>);
-}
-
-macro_rules! raw_element {
-    ($t:ty, $name:literal) => {
-        impl RawElement for $t {
-            const SIZE: usize = core::mem::size_of::<$t>();
-            const NAME: &'static str = $name;
-            fn from_le(bytes: &[u8]) -> Self {
-                <$t>::from_le_bytes(bytes.try_into().expect("chunks_exact gives SIZE bytes"))
-            }
-            fn to_le(self, out: &mut Vec<u8>) {
-                out.extend_from_slice(&self.to_le_bytes());
-            }
-        }
-    };
-}
-raw_element!(f32, "f32");
-raw_element!(f64, "f64");
 
 /// Number of values in an array of `dims`, rejecting zero extents and overflow.
 pub fn dims_len(dims: &[usize]) -> Result<usize> {
@@ -45,26 +20,26 @@ pub fn dims_len(dims: &[usize]) -> Result<usize> {
 
 /// Reads a raw little-endian array of `dims` (any order; only the product matters) from
 /// `path`. The file must be exactly that size.
-pub fn read_raw<T: RawElement>(path: &Path, dims: &[usize]) -> Result<Vec<T>> {
+pub fn read_raw<T: Element>(path: &Path, dims: &[usize]) -> Result<Vec<T>> {
     let len = dims_len(dims)?;
     let io = |source| Error::Io { path: path.to_path_buf(), source };
     let expected = (len as u64).checked_mul(T::SIZE as u64).ok_or(Error::BadDims { dims: dims.to_vec(), why: "too many bytes" })?;
     let actual = std::fs::metadata(path).map_err(io)?.len();
     if actual != expected {
-        return Err(Error::SizeMismatch { path: path.to_path_buf(), dims: dims.to_vec(), elem: T::NAME, expected, actual });
+        return Err(Error::SizeMismatch { path: path.to_path_buf(), dims: dims.to_vec(), elem: T::TYPE.name(), expected, actual });
     }
     let bytes = std::fs::read(path).map_err(io)?;
     if bytes.len() as u64 != expected {
         // The file changed between the two calls.
-        return Err(Error::SizeMismatch { path: path.to_path_buf(), dims: dims.to_vec(), elem: T::NAME, expected, actual: bytes.len() as u64 });
+        return Err(Error::SizeMismatch { path: path.to_path_buf(), dims: dims.to_vec(), elem: T::TYPE.name(), expected, actual: bytes.len() as u64 });
     }
-    Ok(bytes.chunks_exact(T::SIZE).map(T::from_le).collect())
+    Ok(bytes.chunks_exact(T::SIZE).map(T::get_le).collect())
 }
 
 /// Writes `values` as a raw little-endian array (the inverse of [`read_raw`]).
-pub fn write_raw<T: RawElement>(path: &Path, values: &[T]) -> Result<()> {
+pub fn write_raw<T: Element>(path: &Path, values: &[T]) -> Result<()> {
     let mut bytes = Vec::with_capacity(values.len() * T::SIZE);
-    values.iter().for_each(|v| v.to_le(&mut bytes));
+    codec_host::extend_le(values, &mut bytes);
     std::fs::write(path, bytes).map_err(|source| Error::Io { path: path.to_path_buf(), source })
 }
 

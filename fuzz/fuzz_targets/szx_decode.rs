@@ -3,13 +3,13 @@
 #![no_main]
 
 use codec_host::szx;
-use codec_host::{ElemType, Element};
-use codec_host_fuzz::{bits, execs, output, typed};
+use codec_host::{BackendElem, ElemType};
+use codec_host_fuzz::{backends, bits, output, typed};
 use libfuzzer_sys::fuzz_target;
 
-fn decode<T: Element>(data: &[u8], n: usize) {
+fn decode<T: BackendElem>(data: &[u8], n: usize) {
     let mut out = output::<T>(n);
-    let into = typed("decompress_into", szx::decompress_into(data, &mut out, execs()[1]));
+    let into = typed("decompress_into", codec_host::decompress_into(data, &mut out, backends()[1]));
     if n <= codec_host_fuzz::MAX_VALUES {
         let whole = typed("decompress", szx::decompress::<T>(data));
         assert_eq!(into.is_some(), whole.is_some(), "decompress and decompress_into disagree");

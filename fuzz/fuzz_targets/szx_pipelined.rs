@@ -3,14 +3,14 @@
 #![no_main]
 
 use codec_host::szx::{self, pipelined};
-use codec_host::{ElemType, Element};
-use codec_host_fuzz::{bits, execs, output, typed};
+use codec_host::{BackendElem, ElemType};
+use codec_host_fuzz::{backends, bits, exec, output, typed};
 use libfuzzer_sys::fuzz_target;
 
-fn decode<T: Element>(stream: &[u8], split: usize, n: usize) {
-    let exec = execs()[0];
+fn decode<T: BackendElem>(stream: &[u8], split: usize, n: usize) {
+    let exec = exec();
     let mut whole = output::<T>(n);
-    let plain = typed("decompress_into", szx::decompress_into(stream, &mut whole, exec));
+    let plain = typed("decompress_into", codec_host::decompress_into(stream, &mut whole, backends()[0]));
     let Some(mut dec) = typed("Decoder::new", pipelined::Decoder::new(stream)) else {
         assert!(plain.is_none(), "the plain decoder took a stream the pipelined one refused");
         return;

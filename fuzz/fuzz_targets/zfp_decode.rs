@@ -2,16 +2,16 @@
 //! (sequential and parallel variable-rate decodes) agree bit for bit.
 #![no_main]
 
-use codec_host::{ElemType, Element};
-use codec_host_fuzz::{bits, execs, output, typed};
+use codec_host::{BackendElem, ElemType};
+use codec_host_fuzz::{backends, bits, output, typed};
 use libfuzzer_sys::fuzz_target;
 
-fn decode<T: Element>(data: &[u8], n: usize) {
-    let [one, four] = execs();
+fn decode<T: BackendElem>(data: &[u8], n: usize) {
+    let [one, four] = backends();
     let mut a = output::<T>(n);
     let mut b = output::<T>(n);
-    let ra = typed("decode, 1 thread", codec_host::decompress_into_with(data, &mut a, one));
-    let rb = typed("decode, 4 threads", codec_host::decompress_into_with(data, &mut b, four));
+    let ra = typed("decode, 1 thread", codec_host::decompress_into(data, &mut a, one));
+    let rb = typed("decode, 4 threads", codec_host::decompress_into(data, &mut b, four));
     assert_eq!(ra, rb, "1 and 4 threads disagree");
     if ra.is_some() {
         assert_eq!(bits(&a), bits(&b), "1 and 4 threads decode different values");

@@ -3,7 +3,7 @@
 
 use std::sync::OnceLock;
 
-use codec_host::{CpuExecutor, Element, Error};
+use codec_host::{Backend, CpuExecutor, Element, Error};
 
 /// Most values a target decodes; a stream declaring more gets a small buffer and must
 /// fail with `BufferTooSmall` (decoding it would only measure memory speed).
@@ -26,12 +26,18 @@ pub fn typed<T>(what: &str, r: Result<T, Error>) -> Option<T> {
     }
 }
 
-/// An executor with one thread, and one with four (zfp's parallel variable-rate decode
-/// starts at three threads for 2D/3D and four for 1D).
-pub fn execs() -> [&'static CpuExecutor; 2] {
-    static ONE: OnceLock<CpuExecutor> = OnceLock::new();
-    static FOUR: OnceLock<CpuExecutor> = OnceLock::new();
-    [ONE.get_or_init(|| CpuExecutor::new(1).unwrap()), FOUR.get_or_init(|| CpuExecutor::new(4).unwrap())]
+/// A CPU backend with one thread, and one with four (zfp's parallel variable-rate
+/// decode starts at three threads for 2D/3D and four for 1D).
+pub fn backends() -> [&'static Backend; 2] {
+    static ONE: OnceLock<Backend> = OnceLock::new();
+    static FOUR: OnceLock<Backend> = OnceLock::new();
+    let cpu = |threads| Backend::with_executor(CpuExecutor::new(threads).unwrap());
+    [ONE.get_or_init(|| cpu(1)), FOUR.get_or_init(|| cpu(4))]
+}
+
+/// The one-thread executor, for the chunk-by-chunk SZx API.
+pub fn exec() -> &'static CpuExecutor {
+    backends()[0].executor().expect("a CPU backend")
 }
 
 /// A buffer for the `n` values a header declares, or a small one if that is too many.

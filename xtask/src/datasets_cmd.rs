@@ -4,7 +4,7 @@
 use clap::Args;
 use datasets::{field_stats, Named};
 use std::process::ExitCode;
-use codec_host::{Codec, CpuExecutor, Shape};
+use codec_host::{Backend, Codec, CpuExecutor, ErrorBound, Shape};
 use std::time::Instant;
 
 #[derive(Args)]
@@ -27,7 +27,7 @@ pub fn run(a: &DatasetsArgs) -> Result<ExitCode, String> {
     } else {
         a.names.iter().map(|n| Named::from_name(n).ok_or_else(|| format!("unknown data set {n}"))).collect::<Result<_, _>>()?
     };
-    let exec = CpuExecutor::new(1).map_err(|e| e.to_string())?;
+    let one = Backend::with_executor(CpuExecutor::new(1).map_err(|e| e.to_string())?);
     println!("| name | dims (x fastest) | type | min | max | std | zeros | near-zero | lag-1 corr | const blocks | kurtosis | SZx 1e-3 ratio | SZx MB/s | gen s |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for n in named {
@@ -39,7 +39,7 @@ pub fn run(a: &DatasetsArgs) -> Result<ExitCode, String> {
         let gen_s = t.elapsed().as_secs_f64();
         let v = d.values.to_f64();
         let s = field_stats(&v, d.dims[0]);
-        let (ratio, mbps) = szx_figures(&d.values.to_f32(), &exec)?;
+        let (ratio, mbps) = szx_figures(&d.values.to_f32(), &one)?;
         let dims = d.dims.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("x");
         println!(
             "| {} | {dims} | {} | {:.4e} | {:.4e} | {:.3e} | {:.3} | {:.3} | {:.3} | {:.3} | {:.1} | {ratio:.2} | {mbps:.0} | {gen_s:.1} |",
@@ -60,10 +60,10 @@ pub fn run(a: &DatasetsArgs) -> Result<ExitCode, String> {
 
 /// SZx at a 1e-3 relative bound, one thread: compression ratio and compression speed
 /// (MB/s of input). Values go in as f32 (bf16 widened).
-fn szx_figures(values: &[f32], exec: &CpuExecutor) -> Result<(f64, f64), String> {
+fn szx_figures(values: &[f32], backend: &Backend) -> Result<(f64, f64), String> {
     let shape = Shape::from_dims(&[values.len()]).map_err(|e| e.to_string())?;
     let t = Instant::now();
-    let stream = Codec::SzxRelative { rel_error: 1e-3 }.compress_with(values, shape, exec).map_err(|e| e.to_string())?;
+    let stream = Codec::szx(ErrorBound::Rel(1e-3)).compress(values, shape, backend).map_err(|e| e.to_string())?;
     let secs = t.elapsed().as_secs_f64();
     let bytes = std::mem::size_of_val(values) as f64;
     Ok((bytes / stream.len() as f64, bytes / secs / 1e6))

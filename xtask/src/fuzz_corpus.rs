@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
-use codec_host::szx::{self, pipelined, ErrorBound, SzxOptions};
-use codec_host::{Codec, CpuExecutor, Element, Shape};
+use codec_host::szx::{pipelined, ErrorBound, SzxOptions};
+use codec_host::{Backend, BackendElem, Codec, CpuExecutor, Element, Shape};
 
 #[derive(Args)]
 pub struct FuzzCorpusArgs {
@@ -41,21 +41,21 @@ fn field<T: Element>(n: usize) -> Vec<T> {
 type Inputs = Vec<Vec<u8>>;
 
 /// Streams of `T` of every codec on a few shapes: the zfp ones, then the SZx ones.
-fn streams<T: Element>(exec: &CpuExecutor) -> Result<(Inputs, Inputs), String> {
+fn streams<T: BackendElem>(exec: &CpuExecutor) -> Result<(Inputs, Inputs), String> {
     let err = |e: codec_host::Error| e.to_string();
     let mut zfp = Vec::new();
     for shape in [Shape::d1(37), Shape::d2(9, 7), Shape::d3(5, 4, 6), Shape::d1(300)] {
         let x = field::<T>(shape.len());
-        for codec in [Codec::ZfpFixedRate { rate: 4.0 }, Codec::ZfpFixedRate { rate: 13.0 }, Codec::ZfpFixedAccuracy { tolerance: 1e-3 }] {
-            zfp.push(codec.compress_with(&x, shape, exec).map_err(err)?);
+        for codec in [Codec::zfp_rate(4.0), Codec::zfp_rate(13.0), Codec::zfp_accuracy(1e-3)] {
+            zfp.push(codec.compress(&x, shape, &Backend::cpu()).map_err(err)?);
         }
     }
     let mut szx_streams = Vec::new();
     for (n, block, e) in [(300usize, 128usize, 1e-3), (257, 16, 0.0), (64, 3, 1e-2), (1000, 32, 1e-6)] {
         let x = field::<T>(n);
         let opts = SzxOptions { block_size: block, chunk_values: block * 2 };
-        szx_streams.push(szx::compress_with_options(&x, Shape::d1(n), ErrorBound::Abs(e), &opts, exec).map_err(err)?);
-        szx_streams.push(pipelined::compress(&x, Shape::d1(n), ErrorBound::Rel(e), &opts, exec).map_err(err)?);
+        szx_streams.push(pipelined::Encoder::plain(&x, Shape::d1(n), ErrorBound::Abs(e), opts.block_size, exec).and_then(|e| e.into_vec(exec)).map_err(err)?);
+        szx_streams.push(pipelined::Encoder::new(&x, Shape::d1(n), ErrorBound::Rel(e), &opts, exec).and_then(|e| e.into_vec(exec)).map_err(err)?);
     }
     Ok((zfp, szx_streams))
 }
@@ -66,7 +66,7 @@ fn frames<T: Element>(exec: &CpuExecutor, f64_flag: u8) -> Result<Inputs, String
     for (bi, n, e) in [(4usize, 500usize, 1e-3), (2, 77, 0.0), (3, 200, 1e-5), (0, 9, 0.5), (1, 40, 1e-2)] {
         let block = FRAME_BLOCKS[bi];
         let opts = SzxOptions { block_size: block, chunk_values: n.div_ceil(block) * block };
-        let stream = pipelined::compress(&field::<T>(n), Shape::d1(n), ErrorBound::Abs(e), &opts, exec).map_err(|e| e.to_string())?;
+        let stream = pipelined::Encoder::new(&field::<T>(n), Shape::d1(n), ErrorBound::Abs(e), &opts, exec).and_then(|e| e.into_vec(exec)).map_err(|e| e.to_string())?;
         let prefix = pipelined::prefix_len(&stream).map_err(|e| e.to_string())?;
         let count = (n - 1) as u16;
         let mut input = vec![bi as u8, count as u8, (count >> 8) as u8 | f64_flag];

@@ -11,8 +11,8 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use clap::Args;
-use codec_host::szx::{self, ErrorBound, SzxOptions};
-use codec_host::{CpuExecutor, Shape};
+use codec_host::szx::{pipelined, ErrorBound, SzxOptions};
+use codec_host::{Backend, CpuExecutor, Shape};
 
 #[derive(Args)]
 pub struct SzxExhaustiveArgs {
@@ -89,7 +89,8 @@ impl Patterns {
 type Finding = (f64, u32, u32, &'static str);
 
 /// Checks patterns `first..first + n` at bound `e`; returns the violations.
-fn check_batch(p: &Patterns, first: u64, n: u64, e: f64, exec: &CpuExecutor, values: &mut Vec<f32>) -> Vec<Finding> {
+fn check_batch(p: &Patterns, first: u64, n: u64, e: f64, backend: &Backend, values: &mut Vec<f32>) -> Vec<Finding> {
+    let exec = backend.executor().expect("a CPU backend");
     values.clear();
     let blocks = n.div_ceil(TESTS as u64);
     for b in 0..blocks {
@@ -103,9 +104,9 @@ fn check_batch(p: &Patterns, first: u64, n: u64, e: f64, exec: &CpuExecutor, val
     }
     let shape = Shape::d1(values.len());
     let opts = SzxOptions { block_size: BLOCK, ..SzxOptions::default() };
-    let stream = szx::compress_with_options(values, shape, ErrorBound::Abs(e), &opts, exec).expect("SZx compresses any f32");
+    let stream = pipelined::Encoder::plain(values, shape, ErrorBound::Abs(e), opts.block_size, exec).and_then(|e| e.into_vec(exec)).expect("SZx compresses any f32");
     let mut back = vec![0f32; values.len()];
-    szx::decompress_into(&stream, &mut back, exec).expect("SZx decodes its own stream");
+    codec_host::decompress_into(&stream, &mut back, backend).expect("SZx decodes its own stream");
     values.iter().zip(&back).filter_map(|(&x, &y)| violation(x, y, e).map(|why| (e, x.to_bits(), y.to_bits(), why))).collect()
 }
 
@@ -122,7 +123,7 @@ fn check(p: Patterns, bounds: &[f64], threads: usize, progress: bool) -> (u64, V
         std::thread::scope(|s| {
             for _ in 0..threads {
                 s.spawn(|| {
-                    let exec = CpuExecutor::new(1).expect("one-thread executor");
+                    let backend = Backend::with_executor(CpuExecutor::new(1).expect("one-thread executor"));
                     let mut values = Vec::with_capacity(BATCH_BLOCKS * BLOCK);
                     loop {
                         let k = next.fetch_add(1, Ordering::Relaxed);
@@ -130,7 +131,7 @@ fn check(p: Patterns, bounds: &[f64], threads: usize, progress: bool) -> (u64, V
                             break;
                         }
                         let first = k * batch;
-                        let found = check_batch(&p, first, batch.min(p.count - first), e, &exec, &mut values);
+                        let found = check_batch(&p, first, batch.min(p.count - first), e, &backend, &mut values);
                         findings.lock().unwrap_or_else(|e| e.into_inner()).extend(found);
                         if progress && (k + 1).is_multiple_of((batches / 32).max(1)) {
                             let done = (k + 1) as f64 / batches as f64;

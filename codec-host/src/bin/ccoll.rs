@@ -20,8 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use codec_host::szx::ErrorBound;
-use codec_host::{Backend, BackendElem, Codec, CpuExecutor, ElemType, Shape, StreamInfo};
+use codec_host::{Backend, BackendElem, Codec, CpuExecutor, ElemType, Shape, StreamInfo, SzxLayout};
 
 #[derive(Parser)]
 #[command(name = "ccoll", version, about = "Lossy compression of floating-point arrays (zfp 1.0 compatible streams)")]
@@ -140,29 +139,6 @@ fn parse<T: std::str::FromStr<Err = codec_host::Error>>(s: &str) -> Result<T, St
     s.parse().map_err(|e: codec_host::Error| e.to_string())
 }
 
-/// Raw little-endian encoding of the element types.
-trait Raw: BackendElem {
-    const SIZE: usize;
-    fn from_le(bytes: &[u8]) -> Self;
-    fn put_le(self, out: &mut [u8]);
-}
-
-macro_rules! raw {
-    ($t:ty) => {
-        impl Raw for $t {
-            const SIZE: usize = core::mem::size_of::<$t>();
-            fn from_le(bytes: &[u8]) -> Self {
-                <$t>::from_le_bytes(bytes.try_into().unwrap_or_default())
-            }
-            fn put_le(self, out: &mut [u8]) {
-                out.copy_from_slice(&self.to_le_bytes());
-            }
-        }
-    };
-}
-raw!(f32);
-raw!(f64);
-
 fn read(path: &PathBuf) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
@@ -171,7 +147,7 @@ fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
     output::write_atomically(path, |w| w.write_all(bytes))
 }
 
-fn compress_as<T: Raw>(raw: &[u8], a: &CompressArgs, backend: &Backend) -> Result<Vec<u8>, String> {
+fn compress_as<T: BackendElem>(raw: &[u8], a: &CompressArgs, backend: &Backend) -> Result<Vec<u8>, String> {
     if a.dims.is_empty() {
         return Err(codec_host::Error::ZeroSize.to_string());
     }
@@ -186,20 +162,19 @@ fn compress_as<T: Raw>(raw: &[u8], a: &CompressArgs, backend: &Backend) -> Resul
             n.saturating_mul(T::SIZE)
         ));
     }
-    let values: Vec<T> = raw.chunks_exact(T::SIZE).map(T::from_le).collect();
-    backend.compress(&codec(a)?, &values, a.dims).map_err(|e| e.to_string())
+    let values: Vec<T> = raw.chunks_exact(T::SIZE).map(T::get_le).collect();
+    codec(a)?.compress(&values, a.dims, backend).map_err(|e| e.to_string())
 }
 
-/// The codec of `compress`, with `--pipelined` applied.
+/// The codec of `compress`: `--pipelined` sets the layout of a plain SZx codec (one
+/// named with its chunk keeps it).
 fn codec(a: &CompressArgs) -> Result<Codec, String> {
-    if !a.pipelined {
-        return Ok(a.codec);
-    }
-    let chunk_values = codec_host::szx::SzxOptions::default().chunk_values;
     match a.codec {
-        Codec::Szx { abs_error } => Ok(Codec::SzxPipelined { bound: ErrorBound::Abs(abs_error), chunk_values }),
-        Codec::SzxRelative { rel_error } => Ok(Codec::SzxPipelined { bound: ErrorBound::Rel(rel_error), chunk_values }),
-        Codec::SzxPipelined { .. } => Ok(a.codec),
+        _ if !a.pipelined => Ok(a.codec),
+        Codec::Szx { bound, layout: SzxLayout::Plain } => {
+            Ok(Codec::Szx { bound, layout: SzxLayout::Pipelined { chunk_values: SzxLayout::DEFAULT_CHUNK_VALUES } })
+        }
+        Codec::Szx { layout: SzxLayout::Pipelined { .. }, .. } => Ok(a.codec),
         other => Err(format!("--pipelined applies to szx=E and szx-rel=R, not {other}")),
     }
 }
@@ -208,14 +183,14 @@ fn codec(a: &CompressArgs) -> Result<Codec, String> {
 /// as raw little-endian bytes through a small buffer: the peak is the stream plus the
 /// values. The buffer is reserved fallibly, so a stream declaring more values than memory
 /// (or `ulimit -v`) allows is an error, not an abort.
-fn decompress_as<T: Raw>(stream: &[u8], info: &StreamInfo, backend: &Backend, output: &Path) -> Result<(), String> {
+fn decompress_as<T: BackendElem>(stream: &[u8], info: &StreamInfo, backend: &Backend, output: &Path) -> Result<(), String> {
     let n = info.shape.len();
     let mut values: Vec<T> = Vec::new();
     values.try_reserve_exact(n).map_err(|_| {
         format!("cannot allocate {} bytes for the {n} values the stream declares", n.saturating_mul(T::SIZE))
     })?;
     values.resize(n, T::default());
-    backend.decompress_into(stream, &mut values).map_err(|e| e.to_string())?;
+    codec_host::decompress_into(stream, &mut values, backend).map_err(|e| e.to_string())?;
     output::write_atomically(output, |w| {
         let mut bytes = [0u8; 1 << 16];
         for vs in values.chunks(bytes.len() / T::SIZE) {
@@ -232,7 +207,7 @@ fn decompress_as<T: Raw>(stream: &[u8], info: &StreamInfo, backend: &Backend, ou
 /// Codec-specific lines for `info`.
 fn mode_lines(stream: &[u8], info: &StreamInfo) -> Vec<String> {
     match info.codec {
-        Codec::ZfpFixedRate { .. } | Codec::ZfpFixedAccuracy { .. } => match codec_host::zfp::Header::parse(stream) {
+        Codec::Zfp { .. } => match codec_host::zfp::Header::parse(stream) {
             Ok((h, bits)) => vec![
                 format!(
                     "mode: minbits {} maxbits {} maxprec {} minexp {}",
@@ -242,7 +217,7 @@ fn mode_lines(stream: &[u8], info: &StreamInfo) -> Vec<String> {
             ],
             Err(_) => Vec::new(),
         },
-        Codec::Szx { .. } | Codec::SzxRelative { .. } | Codec::SzxPipelined { .. } => match codec_host::szx::describe(stream) {
+        Codec::Szx { .. } => match codec_host::szx::describe(stream) {
             Ok(d) => {
                 let h = &d.header;
                 let b = &d.blocks;

@@ -7,8 +7,8 @@
 //! `codec_kernels::kernels`. Work is asynchronous per stream: a caller can keep N
 //! compressions in flight on N streams (the multi-stream scheme of ZFP-OPT) and order
 //! streams against each other with [`GpuEvent`]s. Every codec compresses from and
-//! decompresses into device arrays ([`CudaBackend::compress_on`],
-//! [`CudaBackend::decompress_on`]); the host-slice calls wrap those. Without a device (or
+//! decompresses into device arrays (`Codec::compress_on`, `decompress_on` with a CUDA
+//! [`Backend`](crate::Backend)); the host-slice calls wrap those. Without a device (or
 //! without a driver) [`CudaBackend::new`] returns [`Error::NoDevice`]. The driver library
 //! is loaded at run time ([`driver`]), so a cuda-enabled binary starts without one.
 
@@ -337,23 +337,23 @@ impl CudaBackend {
     /// Queues the compression of `data` (on the device, shape `shape`) with `codec` on
     /// `stream`; the stream is the CPU codec's byte for byte. Several can be in flight on
     /// several streams at once.
-    pub fn compress_on<'a, T: GpuElement>(
+    pub(crate) fn compress_on<'a, T: GpuElement>(
         &self,
         stream: &GpuStream,
         codec: &Codec,
         data: &'a DeviceSlice<T>,
         shape: Shape,
     ) -> Result<PendingCompress<'a, T>> {
-        match codec {
-            Codec::ZfpFixedRate { .. } | Codec::ZfpFixedAccuracy { .. } => self.zfp_compress_on(stream, codec, data, shape),
-            Codec::Szx { .. } | Codec::SzxRelative { .. } | Codec::SzxPipelined { .. } => self.szx_compress_on(stream, codec, data, shape),
+        match *codec {
+            Codec::Zfp { mode } => self.zfp_compress_on(stream, mode, data, shape),
+            Codec::Szx { bound, layout } => self.szx_compress_on(stream, bound, layout, data, shape),
         }
     }
 
     /// Queues the decompression of `input` into the first values of `out` on `stream`.
     /// `input` must be complete in `stream`'s order (a waited-for compression, or an
     /// [`upload_stream`](Self::upload_stream) on the same stream).
-    pub fn decompress_on<'a, T: GpuElement>(
+    pub(crate) fn decompress_on<'a, T: GpuElement>(
         &self,
         stream: &GpuStream,
         input: &'a DeviceStream,
@@ -373,7 +373,7 @@ impl CudaBackend {
     }
 
     /// Compresses host data on the GPU (upload, encode, download).
-    pub fn compress<T: GpuElement>(&self, codec: &Codec, data: &[T], shape: Shape) -> Result<Vec<u8>> {
+    pub(crate) fn compress<T: GpuElement>(&self, codec: &Codec, data: &[T], shape: Shape) -> Result<Vec<u8>> {
         let stream = self.stream()?;
         self.compress_host_on(&stream, codec, data, shape)?.wait_host()
     }
@@ -389,34 +389,21 @@ impl CudaBackend {
         shape: Shape,
     ) -> Result<PendingCompress<'static, T>> {
         check_len(&shape, data.len())?;
-        if matches!(codec, Codec::ZfpFixedRate { .. } | Codec::ZfpFixedAccuracy { .. }) {
+        if matches!(codec, Codec::Zfp { .. }) {
             // As on the CPU: values zfp would decode as infinities are refused
             // (Error::NearOverflow), not coded. Device arrays are not checked (see docs/gpu.md).
             crate::zfp::check_codable(data, crate::CpuExecutor::global())?;
         }
         let d = self.upload_on(stream, data)?;
-        let q = match codec {
-            Codec::ZfpFixedRate { .. } | Codec::ZfpFixedAccuracy { .. } => self.zfp_queue(stream, codec, &d, shape)?,
-            _ => self.szx_queue(stream, szx::prepare_host(codec, data, shape)?, &d)?,
+        let q = match *codec {
+            Codec::Zfp { mode } => self.zfp_queue(stream, mode, &d, shape)?,
+            Codec::Szx { bound, layout } => self.szx_queue(stream, szx::prepare_host(bound, layout, data, shape)?, &d)?,
         };
         Ok(PendingCompress::owning(q, d))
     }
 
-    /// Compresses several host arrays at once, each on its own stream (ZFP-OPT's
-    /// multi-stream scheme: the uploads, kernels and downloads of different arrays
-    /// overlap). Returns the streams in input order.
-    pub fn compress_batch<T: GpuElement>(&self, codec: &Codec, inputs: &[(&[T], Shape)]) -> Result<Vec<Vec<u8>>> {
-        let streams = inputs.iter().map(|_| self.stream()).collect::<Result<Vec<_>>>()?;
-        let pending = inputs
-            .iter()
-            .zip(&streams)
-            .map(|((data, shape), s)| self.compress_host_on(s, codec, data, *shape))
-            .collect::<Result<Vec<_>>>()?;
-        pending.into_iter().map(PendingCompress::wait_host).collect()
-    }
-
     /// Decodes a stream in host memory into `out` on the GPU (upload, decode, download).
-    pub fn decompress_into<T: GpuElement>(&self, bytes: &[u8], out: &mut [T]) -> Result<StreamInfo> {
+    pub(crate) fn decompress_into<T: GpuElement>(&self, bytes: &[u8], out: &mut [T]) -> Result<StreamInfo> {
         let info = crate::inspect(bytes)?;
         if info.elem != T::TYPE {
             return Err(Error::TypeMismatch { stream: info.elem, requested: T::TYPE });

@@ -17,38 +17,37 @@ use super::pending::{Format, InFlight, Length, Queued};
 use super::{codec_grid, dptr, gpu, CudaBackend, DeviceStream, GpuElement, GpuStream, PendingCompress, PendingDecompress};
 use crate::szx::{self, ErrorBound, SzxHeader, SzxOptions, HEADER_LEN};
 use crate::zfp::words::words_from_bytes;
-use crate::{Codec, CpuExecutor, Error, Result, Shape};
+use crate::{CpuExecutor, Error, Result, Shape, SzxLayout};
 
-/// The bound, layout options and pipelining of an SZx codec, as the CPU path uses them.
-fn szx_setup(codec: &Codec) -> Result<(ErrorBound, SzxOptions, bool)> {
-    match *codec {
-        Codec::Szx { abs_error } => Ok((ErrorBound::Abs(abs_error), SzxOptions::default(), false)),
-        Codec::SzxRelative { rel_error } => Ok((ErrorBound::Rel(rel_error), SzxOptions::default(), false)),
-        Codec::SzxPipelined { bound, chunk_values } => Ok((bound, SzxOptions { chunk_values, ..SzxOptions::default() }, true)),
-        other => Err(Error::ParamOutOfRange(format!("{other:?} is not an SZx codec"))),
+/// The layout options and pipelining of an SZx layout, as the CPU path uses them.
+fn szx_setup(layout: SzxLayout) -> (SzxOptions, bool) {
+    match layout {
+        SzxLayout::Plain => (SzxOptions::default(), false),
+        SzxLayout::Pipelined { chunk_values } => (SzxOptions { chunk_values, ..SzxOptions::default() }, true),
     }
 }
 
-/// The header of `codec`'s stream of host data `data`, exactly as the CPU path makes it.
-pub(super) fn prepare_host<T: GpuElement>(codec: &Codec, data: &[T], shape: Shape) -> Result<SzxHeader> {
-    let (bound, opts, pipelined) = szx_setup(codec)?;
+/// The header of the SZx stream of host data `data`, exactly as the CPU path makes it.
+pub(super) fn prepare_host<T: GpuElement>(bound: ErrorBound, layout: SzxLayout, data: &[T], shape: Shape) -> Result<SzxHeader> {
+    let (opts, pipelined) = szx_setup(layout);
     Ok(szx::prepare(data, shape, bound, &opts, pipelined, CpuExecutor::global())?.0)
 }
 
 
 impl CudaBackend {
-    /// Queues the SZx compression (plain or pipelined, as `codec` says) of `data` on
+    /// Queues the SZx compression (plain or pipelined, as `layout` says) of `data` on
     /// `stream`. An absolute bound queues everything at once. A relative bound needs the
     /// value range first, and no kernel computes it: the call waits for `stream`, copies
     /// `data` to the host and takes the range there (the one host wait of this path).
-    pub fn szx_compress_on<'a, T: GpuElement>(
+    pub(crate) fn szx_compress_on<'a, T: GpuElement>(
         &self,
         stream: &GpuStream,
-        codec: &Codec,
+        bound: ErrorBound,
+        layout: SzxLayout,
         data: &'a DeviceSlice<T>,
         shape: Shape,
     ) -> Result<PendingCompress<'a, T>> {
-        let (bound, opts, pipelined) = szx_setup(codec)?;
+        let (opts, pipelined) = szx_setup(layout);
         let mut header = szx::layout_header::<T>(shape, &opts, pipelined)?;
         if header.len() != data.len() {
             return Err(Error::BadDims(format!("shape {shape} holds {} values, data {}", header.len(), data.len())));

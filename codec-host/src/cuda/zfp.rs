@@ -21,7 +21,7 @@ use super::pending::{Format, InFlight, Length, Queued};
 use super::{check_len, codec_grid, dptr, CudaBackend, DeviceStream, GpuElement, GpuStream, PendingCompress, PendingDecompress};
 use crate::zfp::layout::field_of;
 use crate::zfp::{params_for, Header};
-use crate::{Codec, Error, Result, Shape};
+use crate::{Error, Result, Shape, ZfpMode};
 
 /// Launches the kernel that selection trait `$sel` picks for `$t` in `$dims` dimensions.
 macro_rules! launch_by_dims {
@@ -55,21 +55,21 @@ fn block_bound<T: GpuElement>(p: &Params, dims: usize) -> usize {
 
 impl CudaBackend {
     /// Queues the ZFP compression of `data` (on the device, shape `shape`) on `stream`.
-    pub fn zfp_compress_on<'a, T: GpuElement>(
+    pub(crate) fn zfp_compress_on<'a, T: GpuElement>(
         &self,
         stream: &GpuStream,
-        codec: &Codec,
+        mode: ZfpMode,
         data: &'a DeviceSlice<T>,
         shape: Shape,
     ) -> Result<PendingCompress<'a, T>> {
-        Ok(PendingCompress::new(self.zfp_queue(stream, codec, data, shape)?, data))
+        Ok(PendingCompress::new(self.zfp_queue(stream, mode, data, shape)?, data))
     }
 
     /// Queues the compression; the caller keeps `data` alive until it is done.
-    pub(crate) fn zfp_queue<T: GpuElement>(&self, stream: &GpuStream, codec: &Codec, data: &DeviceSlice<T>, shape: Shape) -> Result<Queued> {
+    pub(crate) fn zfp_queue<T: GpuElement>(&self, stream: &GpuStream, mode: ZfpMode, data: &DeviceSlice<T>, shape: Shape) -> Result<Queued> {
         check_len(&shape, data.len())?;
         let dims = shape.ndims();
-        let header = Header { elem: T::TYPE, shape, params: params_for(codec, T::TYPE, dims)? };
+        let header = Header { elem: T::TYPE, shape, params: params_for(mode, T::TYPE, dims)? };
         let hw = header_words(&header)?;
         let p = header.params;
         let field: Field = field_of(&shape);

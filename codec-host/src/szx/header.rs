@@ -5,7 +5,7 @@ use core::ops::Range;
 use codec_kernels::szx::MAX_BLOCK_SIZE;
 
 use super::ErrorBound;
-use crate::{Codec, ElemType, Error, Result, Shape};
+use crate::{Codec, ElemType, Error, Result, Shape, SzxLayout};
 
 /// The first four bytes of every SZx stream (zfp streams start with `zfp`).
 pub const MAGIC: [u8; 4] = *b"cSZx";
@@ -76,11 +76,8 @@ impl SzxHeader {
 
     /// The codec that writes streams like this one (with the default block size).
     pub fn codec(&self) -> Codec {
-        match (self.pipelined, self.rel_error) {
-            (true, _) => Codec::SzxPipelined { bound: self.bound(), chunk_values: self.chunk_values },
-            (false, Some(rel_error)) => Codec::SzxRelative { rel_error },
-            (false, None) => Codec::Szx { abs_error: self.abs_error },
-        }
+        let layout = if self.pipelined { SzxLayout::Pipelined { chunk_values: self.chunk_values } } else { SzxLayout::Plain };
+        Codec::Szx { bound: self.bound(), layout }
     }
 
     /// Writes the fixed header into `out[..HEADER_LEN]`.

@@ -6,13 +6,19 @@
 //! and signs are kept where that costs little (see `docs/formats/szx.md`). The values
 //! are coded as one sequence in memory order whatever the shape.
 //!
+//! Streams are written by [`Codec::Szx`](crate::Codec::Szx) through
+//! [`Codec::compress`](crate::Codec::compress) and read by
+//! [`decompress_into`](crate::decompress_into), like every codec's; this module holds
+//! the format (header, block census) and the chunk-by-chunk [`pipelined`] API.
+//!
 //! ```
-//! use codec_host::szx::{self, ErrorBound};
-//! use codec_host::Shape;
+//! use codec_host::{Backend, Codec, ErrorBound, Shape};
 //! let x: Vec<f32> = (0..1000).map(|i| (i as f32 * 0.01).sin()).collect();
-//! let stream = szx::compress(&x, Shape::d1(x.len()), ErrorBound::Abs(1e-3)).unwrap();
-//! let (back, header) = szx::decompress::<f32>(&stream).unwrap();
-//! assert_eq!(header.len(), 1000);
+//! let stream = Codec::szx(ErrorBound::Abs(1e-3)).compress(&x, Shape::d1(x.len()), &Backend::cpu()).unwrap();
+//! let mut back = vec![0f32; x.len()];
+//! let info = codec_host::decompress_into(&stream, &mut back, &Backend::cpu()).unwrap();
+//! assert_eq!(info.shape.len(), 1000);
+//! assert_eq!(codec_host::szx::describe(&stream).unwrap().header.len(), 1000);
 //! assert!(x.iter().zip(&back).all(|(a, b)| (a - b).abs() <= 1e-3));
 //! ```
 
@@ -38,7 +44,9 @@ pub enum ErrorBound {
     Rel(f64),
 }
 
-/// Layout parameters of an SZx stream.
+/// Layout parameters of an SZx stream, for the chunk-by-chunk [`pipelined`] API (the
+/// codec API writes blocks of 128 values and takes its chunking from
+/// [`SzxLayout`](crate::SzxLayout)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SzxOptions {
     /// Values per block, 1 to [`MAX_BLOCK_SIZE`]; default 128.
@@ -50,18 +58,12 @@ pub struct SzxOptions {
 
 impl Default for SzxOptions {
     fn default() -> Self {
-        SzxOptions { block_size: 128, chunk_values: 5120 }
+        SzxOptions { block_size: 128, chunk_values: crate::SzxLayout::DEFAULT_CHUNK_VALUES }
     }
 }
 
-/// Compresses `data` (of `shape`) into a plain stream with the default block size, on
-/// the shared executor.
-pub fn compress<T: Element>(data: &[T], shape: Shape, bound: ErrorBound) -> Result<Vec<u8>> {
-    compress_with_options(data, shape, bound, &SzxOptions::default(), CpuExecutor::global())
-}
-
 /// Compresses `data` into a plain stream with `opts.block_size` on `exec`.
-pub fn compress_with_options<T: Element>(data: &[T], shape: Shape, bound: ErrorBound, opts: &SzxOptions, exec: &CpuExecutor) -> Result<Vec<u8>> {
+pub(crate) fn compress_with_options<T: Element>(data: &[T], shape: Shape, bound: ErrorBound, opts: &SzxOptions, exec: &CpuExecutor) -> Result<Vec<u8>> {
     let (header, tol) = prepare(data, shape, bound, opts, false, exec)?;
     encode_to_vec(data, &header, &tol, exec)
 }
@@ -72,23 +74,9 @@ pub fn max_compressed_len<T: Element>(n: usize, opts: &SzxOptions) -> usize {
     bound_len(n, T::TYPE.size(), opts.block_size.max(1), plain_chunk_values(n, opts.block_size.max(1)))
 }
 
-/// Compresses `data` into a plain stream in `out` (at least
-/// [`max_compressed_len`] bytes guarantees room); returns the stream's length.
-pub fn compress_into<T: Element>(
-    data: &[T],
-    shape: Shape,
-    bound: ErrorBound,
-    opts: &SzxOptions,
-    out: &mut [u8],
-    exec: &CpuExecutor,
-) -> Result<usize> {
-    let (header, tol) = prepare(data, shape, bound, opts, false, exec)?;
-    encode_stream(data, &header, &tol, out, exec)
-}
-
 /// Decodes an SZx stream (plain or pipelined) into `out` (at least as many values as
 /// it holds), on `exec`. Returns the header.
-pub fn decompress_into<T: Element>(stream: &[u8], out: &mut [T], exec: &CpuExecutor) -> Result<SzxHeader> {
+pub(crate) fn decompress_into<T: Element>(stream: &[u8], out: &mut [T], exec: &CpuExecutor) -> Result<SzxHeader> {
     let header = SzxHeader::read(stream)?;
     let out = check_output(&header, out)?;
     let (lens, _) = header.chunk_lens(stream)?;
@@ -102,7 +90,10 @@ pub fn decompress_into<T: Element>(stream: &[u8], out: &mut [T], exec: &CpuExecu
     Ok(header)
 }
 
-/// Decodes an SZx stream into a new vector, on the shared executor.
+/// Decodes an SZx stream into a new vector, on the shared executor, for streams of
+/// unknown origin: the chunk table vouches for the values before anything is allocated
+/// (the codec API, [`decompress_into`](crate::decompress_into), decodes into the
+/// caller's buffer).
 pub fn decompress<T: Element>(stream: &[u8]) -> Result<(Vec<T>, SzxHeader)> {
     let header = SzxHeader::read(stream)?;
     if header.elem != T::TYPE {
@@ -291,7 +282,7 @@ fn write_stream<T: Element>(data: &[T], header: &SzxHeader, plans: &[BlockPlan<T
 
 /// Encodes a whole stream into `out`: in one pass on a single thread (if `out` has room
 /// for that), else all chunks at once, parallel over every block.
-fn encode_stream<T: Element>(data: &[T], header: &SzxHeader, tol: &Tolerance<T>, out: &mut [u8], exec: &CpuExecutor) -> Result<usize> {
+pub(crate) fn encode_stream<T: Element>(data: &[T], header: &SzxHeader, tol: &Tolerance<T>, out: &mut [u8], exec: &CpuExecutor) -> Result<usize> {
     if exec.threads() == 1 {
         if let Some(len) = encode_stream_fused(data, header, tol, out)? {
             return Ok(len);

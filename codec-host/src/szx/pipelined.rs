@@ -2,6 +2,14 @@
 //! values, each compressed independently, behind a table of chunk lengths, so that
 //! chunks can be sent as soon as they are compressed and decoded as soon as they arrive.
 //!
+//! This is the one streaming API of the codecs, and a different capability from
+//! [`Codec::compress`](crate::Codec::compress) (which writes the same bytes for
+//! [`SzxLayout::Pipelined`](crate::SzxLayout::Pipelined) in one call): an [`Encoder`]
+//! hands out each chunk as soon as it is written, into buffers the caller chooses, and a
+//! [`Decoder`] decodes whatever prefix of a stream has arrived. It runs on the CPU
+//! executor, and takes the full layout ([`SzxOptions`]: block size as well as chunk
+//! size).
+//!
 //! Sender side, into one buffer, with a callback after every chunk:
 //!
 //! ```
@@ -12,8 +20,8 @@
 //! let mut buf = vec![0u8; pipelined::max_compressed_len::<f64>(x.len(), &opts)];
 //! let exec = CpuExecutor::new(1).unwrap();
 //! let mut sent = Vec::new();
-//! let len = pipelined::compress_into(&x, Shape::d1(x.len()), ErrorBound::Abs(1e-6), &opts, &mut buf, &exec,
-//!     |done, bytes| sent.push((done.index, bytes.len()))).unwrap();
+//! let mut enc = pipelined::Encoder::new(&x, Shape::d1(x.len()), ErrorBound::Abs(1e-6), &opts, &exec).unwrap();
+//! let len = enc.compress_into(&mut buf, &exec, |done, bytes| sent.push((done.index, bytes.len()))).unwrap();
 //! assert_eq!(sent.len(), 4); // ceil(20000 / 5120) chunks, reported in order
 //!
 //! // Receiver side: decode whatever prefix of the stream has arrived.
@@ -30,7 +38,7 @@ use core::ops::Range;
 use codec_kernels::szx::{BlockPlan, Tolerance};
 
 use super::header::{SzxHeader, CHUNK_ENTRY_LEN, HEADER_LEN};
-use super::{bound_len, check_output, empty_plan, encode_to_vec, frame, prepare, ErrorBound, SzxOptions};
+use super::{bound_len, check_output, empty_plan, encode_stream, encode_to_vec, frame, prepare, ErrorBound, SzxOptions};
 use crate::{CpuExecutor, Element, Error, Result, Shape};
 
 /// A chunk that has just been compressed or decompressed.
@@ -51,25 +59,10 @@ pub fn max_compressed_len<T: Element>(n: usize, opts: &SzxOptions) -> usize {
 }
 
 /// Compresses `data` into a pipelined stream in a new vector, every chunk at once
-/// (parallel over all blocks); the bytes equal those of [`compress_into`].
-pub fn compress<T: Element>(data: &[T], shape: Shape, bound: ErrorBound, opts: &SzxOptions, exec: &CpuExecutor) -> Result<Vec<u8>> {
+/// (parallel over all blocks); the bytes equal those of [`Encoder::compress_into`].
+pub(crate) fn compress<T: Element>(data: &[T], shape: Shape, bound: ErrorBound, opts: &SzxOptions, exec: &CpuExecutor) -> Result<Vec<u8>> {
     let (header, tol) = prepare(data, shape, bound, opts, true, exec)?;
     encode_to_vec(data, &header, &tol, exec)
-}
-
-/// Compresses `data` chunk by chunk into `out` (at least [`max_compressed_len`] bytes
-/// guarantees room), calling `on_chunk` after each chunk with where it lies and its bytes.
-/// Returns the stream's length.
-pub fn compress_into<T: Element>(
-    data: &[T],
-    shape: Shape,
-    bound: ErrorBound,
-    opts: &SzxOptions,
-    out: &mut [u8],
-    exec: &CpuExecutor,
-    on_chunk: impl FnMut(&ChunkDone, &[u8]),
-) -> Result<usize> {
-    Encoder::new(data, shape, bound, opts, exec)?.compress_into(out, exec, on_chunk)
 }
 
 /// Compresses one array chunk by chunk, into buffers the caller chooses.
@@ -88,9 +81,31 @@ impl<'a, T: Element> Encoder<'a, T> {
     /// Prepares to compress `data` of `shape` within `bound` (a relative bound reads the
     /// data's range now, on `exec`).
     pub fn new(data: &'a [T], shape: Shape, bound: ErrorBound, opts: &SzxOptions, exec: &CpuExecutor) -> Result<Self> {
-        let (header, tol) = prepare(data, shape, bound, opts, true, exec)?;
+        Self::with_layout(data, shape, bound, opts, true, exec)
+    }
+
+    /// As [`Encoder::new`] for a plain stream (chunked as the codec API chunks it) of
+    /// blocks of `block_size` values.
+    pub fn plain(data: &'a [T], shape: Shape, bound: ErrorBound, block_size: usize, exec: &CpuExecutor) -> Result<Self> {
+        Self::with_layout(data, shape, bound, &SzxOptions { block_size, ..SzxOptions::default() }, false, exec)
+    }
+
+    fn with_layout(data: &'a [T], shape: Shape, bound: ErrorBound, opts: &SzxOptions, pipelined: bool, exec: &CpuExecutor) -> Result<Self> {
+        let (header, tol) = prepare(data, shape, bound, opts, pipelined, exec)?;
         let plans = vec![empty_plan::<T>(); header.chunk_values.min(data.len()).div_ceil(header.block_size)];
         Ok(Encoder { data, header, tol, plans })
+    }
+
+    /// The whole stream in a new vector, every chunk at once (parallel over all blocks;
+    /// the bytes equal those of [`Encoder::compress_into`]).
+    pub fn into_vec(self, exec: &CpuExecutor) -> Result<Vec<u8>> {
+        encode_to_vec(self.data, &self.header, &self.tol, exec)
+    }
+
+    /// The whole stream into `out` at once, as [`Encoder::into_vec`] writes it (in one
+    /// pass on a one-thread executor); returns its length.
+    pub fn encode_into(self, out: &mut [u8], exec: &CpuExecutor) -> Result<usize> {
+        encode_stream(self.data, &self.header, &self.tol, out, exec)
     }
 
     /// The header the stream will carry.

@@ -14,11 +14,12 @@
 //!
 //! ```
 //! use codec_host::elementwise::ReduceOp;
-//! use codec_host::szx::{self, reduce, ErrorBound};
-//! use codec_host::Shape;
+//! use codec_host::szx::{self, reduce};
+//! use codec_host::{Backend, Codec, ErrorBound, Shape};
 //! let x: Vec<f32> = (0..4096).map(|i| (i as f32 * 0.01).sin()).collect();
 //! let y: Vec<f32> = (0..4096).map(|i| if i % 3 == 0 { 0.0 } else { (i as f32 * 0.02).cos() }).collect();
-//! let (a, b) = (szx::compress(&x, Shape::d1(4096), ErrorBound::Abs(1e-3)).unwrap(), szx::compress(&y, Shape::d1(4096), ErrorBound::Abs(1e-3)).unwrap());
+//! let codec = Codec::szx(ErrorBound::Abs(1e-3));
+//! let (a, b) = (codec.compress(&x, Shape::d1(4096), &Backend::cpu()).unwrap(), codec.compress(&y, Shape::d1(4096), &Backend::cpu()).unwrap());
 //! let sum = reduce::reduce::<f32>(ReduceOp::Sum, &a, &b, 1e-3).unwrap();
 //! assert_eq!(sum.summary.requantized, 0);
 //! let (back, header) = szx::decompress::<f32>(&sum.stream).unwrap();

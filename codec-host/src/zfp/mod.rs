@@ -23,7 +23,7 @@ use codec_kernels::zfp::{D1, D2, D3};
 pub use header::Header;
 pub use mode::params_for;
 
-use crate::{Codec, CpuExecutor, ElemType, Element, Error, Result, Shape, StreamInfo};
+use crate::{Codec, CpuExecutor, ElemType, Element, Error, Result, Shape, StreamInfo, ZfpMode};
 
 /// Checks that `data` fills `shape`.
 fn check_shape(shape: &Shape, len: usize) -> Result<()> {
@@ -71,10 +71,10 @@ pub fn check_codable<T: Element>(data: &[T], exec: &CpuExecutor) -> Result<()> {
 }
 
 /// Compresses `data` (shape `shape`, x fastest) into a zfp stream with full header.
-pub(crate) fn compress<T: Element>(codec: &Codec, data: &[T], shape: Shape, exec: &CpuExecutor) -> Result<Vec<u8>> {
+pub(crate) fn compress<T: Element>(mode: ZfpMode, data: &[T], shape: Shape, exec: &CpuExecutor) -> Result<Vec<u8>> {
     check_shape(&shape, data.len())?;
     check_codable(data, exec)?;
-    let header = Header { elem: T::TYPE, shape, params: params_for(codec, T::TYPE, shape.ndims())? };
+    let header = Header { elem: T::TYPE, shape, params: params_for(mode, T::TYPE, shape.ndims())? };
     match shape.ndims() {
         1 => encode::compress::<T, D1>(data, &header, exec),
         2 => encode::compress::<T, D2>(data, &header, exec),
@@ -91,7 +91,7 @@ fn parse(stream: &[u8]) -> Result<(Header, usize, Codec)> {
         ElemType::F32 => 8,
         ElemType::F64 => 11,
     };
-    if matches!(codec, Codec::ZfpFixedRate { .. }) && header.params.maxbits <= ebits {
+    if matches!(codec, Codec::Zfp { mode: ZfpMode::FixedRate { .. } }) && header.params.maxbits <= ebits {
         // zfp itself mis-sizes such streams (its budget underflows); no writer that
         // passes the element type produces them.
         return Err(Error::UnsupportedHeader(format!(
@@ -112,7 +112,7 @@ fn parse(stream: &[u8]) -> Result<(Header, usize, Codec)> {
 pub(crate) fn inspect(stream: &[u8]) -> Result<StreamInfo> {
     let (header, bits, codec) = parse(stream)?;
     let stream_bytes = match codec {
-        Codec::ZfpFixedRate { .. } => decode::stream_bytes(decode::fixed_rate_layout(&header, bits).total_bits(), stream.len()),
+        Codec::Zfp { mode: ZfpMode::FixedRate { .. } } => decode::stream_bytes(decode::fixed_rate_layout(&header, bits).total_bits(), stream.len()),
         _ => stream.len(),
     };
     Ok(StreamInfo { codec, elem: header.elem, shape: header.shape, stream_bytes })

@@ -3,7 +3,7 @@
 
 use codec_kernels::zfp::{Params, Scalar};
 
-use crate::{Codec, ElemType, Error, Result};
+use crate::{Codec, ElemType, Error, Result, ZfpMode};
 
 /// zfp's parameter limits (`ZFP_MIN_BITS`, `ZFP_MAX_BITS`, `ZFP_MAX_PREC`, `ZFP_MIN_EXP`).
 pub const MIN_BITS: u32 = 1;
@@ -49,13 +49,13 @@ fn frexp_exponent(x: f64) -> i32 {
     }
 }
 
-/// Block coding parameters for `codec` on `elem` arrays of `dims` dimensions, computed as
+/// Block coding parameters for `mode` on `elem` arrays of `dims` dimensions, computed as
 /// zfp 1.0's `zfp_stream_set_rate` (with the element type, as the `zfp` tool passes it:
 /// at least `1 + EBITS` bits per block, never word-aligned) and
 /// `zfp_stream_set_accuracy` compute them.
-pub fn params_for(codec: &Codec, elem: ElemType, dims: usize) -> Result<Params> {
-    match *codec {
-        Codec::ZfpFixedRate { rate } => {
+pub fn params_for(mode: ZfpMode, elem: ElemType, dims: usize) -> Result<Params> {
+    match mode {
+        ZfpMode::FixedRate { rate } => {
             let n = block_values(dims) as f64;
             if !(rate.is_finite() && rate > 0.0 && (n * rate + 0.5).floor() <= MAX_BITS as f64) {
                 return Err(Error::ParamOutOfRange(format!(
@@ -66,7 +66,7 @@ pub fn params_for(codec: &Codec, elem: ElemType, dims: usize) -> Result<Params> 
             let bits = ((n * rate + 0.5).floor() as u32).max(1 + ebits(elem));
             Ok(Params { minbits: bits, maxbits: bits, maxprec: MAX_PREC, minexp: MIN_EXP })
         }
-        Codec::ZfpFixedAccuracy { tolerance } => {
+        ZfpMode::FixedAccuracy { tolerance } => {
             // tol = f * 2^e, minexp = e - 1: the tolerance rounded down to a power of two.
             // Below 2^-1073 zfp's parameters would be its defaults (expert mode).
             if !(tolerance.is_finite() && tolerance >= f64::from_bits(1 << 1)) {
@@ -77,7 +77,6 @@ pub fn params_for(codec: &Codec, elem: ElemType, dims: usize) -> Result<Params> 
             let minexp = frexp_exponent(tolerance) - 1;
             Ok(Params { minbits: MIN_BITS, maxbits: MAX_BITS, maxprec: MAX_PREC, minexp })
         }
-        other => Err(Error::ParamOutOfRange(format!("{other:?} is not a zfp mode"))),
     }
 }
 
@@ -93,14 +92,14 @@ pub fn codec_of(p: &Params, dims: usize) -> Result<Codec> {
         return Err(Error::UnsupportedHeader("zfp expert mode (default parameters)".into()));
     }
     if p.minbits == p.maxbits && (1..=MAX_BITS).contains(&p.maxbits) && p.maxprec >= MAX_PREC && p.minexp == MIN_EXP {
-        return Ok(Codec::ZfpFixedRate { rate: p.maxbits as f64 / block_values(dims) as f64 });
+        return Ok(Codec::zfp_rate(p.maxbits as f64 / block_values(dims) as f64));
     }
     let unbounded = p.minbits <= MIN_BITS && p.maxbits >= MAX_BITS;
     if unbounded && p.maxprec < MAX_PREC && p.minexp == MIN_EXP {
         return Err(Error::UnsupportedHeader(format!("zfp fixed-precision mode ({} bit planes)", p.maxprec)));
     }
     if unbounded && p.maxprec >= MAX_PREC && p.minexp >= MIN_EXP {
-        return Ok(Codec::ZfpFixedAccuracy { tolerance: <f64 as Scalar>::pow2(p.minexp) });
+        return Ok(Codec::zfp_accuracy(<f64 as Scalar>::pow2(p.minexp)));
     }
     if unbounded && p.maxprec >= MAX_PREC {
         return Err(Error::UnsupportedHeader("zfp reversible (lossless) mode".into()));
@@ -112,8 +111,8 @@ pub fn codec_of(p: &Params, dims: usize) -> Result<Codec> {
 /// common configurations, otherwise the 64-bit form with every parameter.
 pub fn mode_word(p: &Params, dims: usize) -> u64 {
     match codec_of(p, dims) {
-        Ok(Codec::ZfpFixedRate { .. }) if p.maxbits <= 2048 => return p.maxbits as u64 - 1,
-        Ok(Codec::ZfpFixedAccuracy { .. }) if p.minexp <= 843 => return (p.minexp - MIN_EXP) as u64 + SHORT_ACCURACY,
+        Ok(Codec::Zfp { mode: ZfpMode::FixedRate { .. } }) if p.maxbits <= 2048 => return p.maxbits as u64 - 1,
+        Ok(Codec::Zfp { mode: ZfpMode::FixedAccuracy { .. } }) if p.minexp <= 843 => return (p.minexp - MIN_EXP) as u64 + SHORT_ACCURACY,
         _ => {}
     }
     let field = |v: u32, max: u32| (v.clamp(1, max) - 1) as u64;
@@ -151,16 +150,16 @@ pub fn params_of_mode(mode: u64) -> Params {
 mod tests {
     use super::*;
 
-    fn rate(r: f64) -> Codec {
-        Codec::ZfpFixedRate { rate: r }
+    fn rate(r: f64) -> ZfpMode {
+        ZfpMode::FixedRate { rate: r }
     }
-    fn tol(t: f64) -> Codec {
-        Codec::ZfpFixedAccuracy { tolerance: t }
+    fn tol(t: f64) -> ZfpMode {
+        ZfpMode::FixedAccuracy { tolerance: t }
     }
 
     #[test]
     fn rates_round_and_are_raised_per_type() {
-        let bits = |r, elem, d| params_for(&rate(r), elem, d).unwrap().maxbits;
+        let bits = |r, elem, d| params_for(rate(r), elem, d).unwrap().maxbits;
         assert_eq!(bits(4.0, ElemType::F32, 3), 256);
         assert_eq!(bits(8.0, ElemType::F32, 1), 32);
         assert_eq!(bits(2.5, ElemType::F64, 1), 12);
@@ -169,13 +168,13 @@ mod tests {
         assert_eq!(bits(0.1, ElemType::F64, 2), 12);
         assert_eq!(bits(64.0, ElemType::F64, 3), 4096);
         for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, 261.0] {
-            assert!(matches!(params_for(&rate(bad), ElemType::F32, 3), Err(Error::ParamOutOfRange(_))), "{bad}");
+            assert!(matches!(params_for(rate(bad), ElemType::F32, 3), Err(Error::ParamOutOfRange(_))), "{bad}");
         }
     }
 
     #[test]
     fn tolerances_round_down_to_powers_of_two() {
-        let minexp = |t| params_for(&tol(t), ElemType::F32, 3).unwrap().minexp;
+        let minexp = |t| params_for(tol(t), ElemType::F32, 3).unwrap().minexp;
         assert_eq!(minexp(1e-2), -7);
         assert_eq!(minexp(1e-3), -10);
         assert_eq!(minexp(1e-4), -14);
@@ -184,25 +183,25 @@ mod tests {
         assert_eq!(minexp(f64::from_bits(2)), -1073);
         assert_eq!(minexp(f64::from_bits(3 << 23)), -1050); // 1.5 * 2^-1050, subnormal
         for bad in [0.0, -1e-3, f64::NAN, f64::INFINITY, f64::from_bits(1)] {
-            assert!(matches!(params_for(&tol(bad), ElemType::F64, 1), Err(Error::ParamOutOfRange(_))), "{bad}");
+            assert!(matches!(params_for(tol(bad), ElemType::F64, 1), Err(Error::ParamOutOfRange(_))), "{bad}");
         }
     }
 
     #[test]
     fn mode_words_match_zfp_headers() {
-        let word = |c: Codec, d| mode_word(&params_for(&c, ElemType::F32, d).unwrap(), d);
+        let word = |m: ZfpMode, d| mode_word(&params_for(m, ElemType::F32, d).unwrap(), d);
         assert_eq!(word(rate(4.0), 3), 255);
         assert_eq!(word(rate(8.0), 1), 31);
         assert_eq!(word(tol(1e-2), 3), 3244);
         assert_eq!(word(tol(1e-3), 3), 3241);
         assert_eq!(word(tol(1e-4), 3), 3237);
         // 3D f64 rate 64: 4096 bits per block needs the long form.
-        let p = params_for(&rate(64.0), ElemType::F64, 3).unwrap();
+        let p = params_for(rate(64.0), ElemType::F64, 3).unwrap();
         let long = mode_word(&p, 3);
         assert_eq!(long & 0xfff, 0xfff);
         assert_eq!(params_of_mode(long), p);
         // A huge tolerance (minexp > 843) also needs it.
-        let p = params_for(&tol(1e300), ElemType::F64, 1).unwrap();
+        let p = params_for(tol(1e300), ElemType::F64, 1).unwrap();
         assert_eq!(params_of_mode(mode_word(&p, 1)), p);
     }
 

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use codec_host::{Codec, CpuExecutor, ElemType, Result, Shape};
+use codec_host::{Backend, Codec, ElemType, Result, Shape, ZfpMode};
 
 /// The Python that sees Debian's zfpy and numpy (not a pyenv one first on PATH).
 pub const PYTHON: &str = "/usr/bin/python3";
@@ -109,24 +109,24 @@ impl Values {
         }
     }
 
-    pub fn compress(&self, codec: &Codec, shape: Shape, exec: &CpuExecutor) -> Result<Vec<u8>> {
+    pub fn compress(&self, codec: &Codec, shape: Shape, backend: &Backend) -> Result<Vec<u8>> {
         match self {
-            Values::F32(v) => codec.compress_with(v, shape, exec),
-            Values::F64(v) => codec.compress_with(v, shape, exec),
+            Values::F32(v) => codec.compress(v, shape, backend),
+            Values::F64(v) => codec.compress(v, shape, backend),
         }
     }
 
     /// Decodes `stream` as `n` values of `elem`.
-    pub fn decompress(stream: &[u8], elem: ElemType, n: usize, exec: &CpuExecutor) -> Result<Values> {
+    pub fn decompress(stream: &[u8], elem: ElemType, n: usize, backend: &Backend) -> Result<Values> {
         Ok(match elem {
             ElemType::F32 => {
                 let mut v = vec![0f32; n];
-                codec_host::decompress_into_with(stream, &mut v, exec)?;
+                codec_host::decompress_into(stream, &mut v, backend)?;
                 Values::F32(v)
             }
             ElemType::F64 => {
                 let mut v = vec![0f64; n];
-                codec_host::decompress_into_with(stream, &mut v, exec)?;
+                codec_host::decompress_into(stream, &mut v, backend)?;
                 Values::F64(v)
             }
         })
@@ -185,8 +185,8 @@ pub fn zfp_array_args(elem: ElemType, shape: Shape) -> Vec<String> {
 /// The `zfp` tool's mode arguments for a codec.
 pub fn zfp_mode_args(codec: &Codec) -> Vec<String> {
     match *codec {
-        Codec::ZfpFixedRate { rate } => vec!["-r".into(), rate.to_string()],
-        Codec::ZfpFixedAccuracy { tolerance } => vec!["-a".into(), tolerance.to_string()],
+        Codec::Zfp { mode: ZfpMode::FixedRate { rate } } => vec!["-r".into(), rate.to_string()],
+        Codec::Zfp { mode: ZfpMode::FixedAccuracy { tolerance } } => vec!["-a".into(), tolerance.to_string()],
         other => panic!("{other:?} is not a zfp mode"),
     }
 }
@@ -194,8 +194,8 @@ pub fn zfp_mode_args(codec: &Codec) -> Vec<String> {
 /// zfpy's keyword argument and value for a codec: `rate` or `tolerance`.
 pub fn zfpy_mode(codec: &Codec) -> (&'static str, f64) {
     match *codec {
-        Codec::ZfpFixedRate { rate } => ("rate", rate),
-        Codec::ZfpFixedAccuracy { tolerance } => ("tolerance", tolerance),
+        Codec::Zfp { mode: ZfpMode::FixedRate { rate } } => ("rate", rate),
+        Codec::Zfp { mode: ZfpMode::FixedAccuracy { tolerance } } => ("tolerance", tolerance),
         other => panic!("{other:?} is not a zfp mode"),
     }
 }

@@ -1,7 +1,7 @@
 //! The `CCOLL_*` environment variables: parsing, validation, and the per-variable
 //! fingerprints that the ranks compare at `MPI_Init`.
 
-use codec_host::{Codec, Shape, CODEC_FORMS};
+use codec_host::{Codec, ErrorBound, Shape, CODEC_FORMS};
 use collectives::config::{parse_codec, select};
 use collectives::{CollConfig, CollOp, ENV_ALGORITHM};
 
@@ -127,7 +127,7 @@ fn parse_checked_codec(v: &str) -> Result<Codec, InvalidSetting> {
     let invalid = |reason: String| InvalidSetting { var: ENV_CODEC, value: v.to_string(), reason, accepted: accepted() };
     let codec = parse_codec(v).map_err(|_| invalid("not a codec spec".into()))?;
     let ramp: Vec<f32> = (0..1024u16).map(|i| f32::from(i) * 0.25).collect();
-    codec.compress(&ramp, Shape::d1(ramp.len())).map_err(|e| invalid(e.to_string()))?;
+    codec.compress(&ramp, Shape::d1(ramp.len()), &codec_host::Backend::cpu()).map_err(|e| invalid(e.to_string()))?;
     Ok(codec)
 }
 
@@ -182,7 +182,7 @@ fn parse_ops(v: &str) -> Result<([bool; Collective::ALL.len()], [bool; Operator:
 /// `CCOLL_ALGORITHM` as the collectives read it: every operation's selection must
 /// accept it.
 fn check_algorithm(v: &str) -> Result<(), InvalidSetting> {
-    let cfg = CollConfig::new(Codec::Szx { abs_error: 1e-3 });
+    let cfg = CollConfig::new(Codec::szx(ErrorBound::Abs(1e-3)));
     // Point-to-point is not interposed.
     let mut ops = CollOp::ALL.into_iter().filter(|&op| op != CollOp::P2p);
     ops.try_for_each(|op| select(op, 1 << 30, 4, &cfg, Some(v)).map(drop)).map_err(|e| InvalidSetting {
@@ -235,7 +235,7 @@ mod tests {
             (ENV_VERBOSE, "2"),
         ])
         .unwrap();
-        assert_eq!(s.codec, Some(Codec::Szx { abs_error: 1e-3 }));
+        assert_eq!(s.codec, Some(Codec::szx(ErrorBound::Abs(1e-3))));
         assert_eq!(s.min_bytes, 64 << 10);
         assert!(s.enabled(Collective::Allreduce, Some(Operator::Sum)));
         assert!(!s.enabled(Collective::Allreduce, Some(Operator::Max)));

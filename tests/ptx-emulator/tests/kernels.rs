@@ -111,14 +111,14 @@ fn scan_kernels_give_exclusive_prefix_sums() {
 
 /// ZFP fixed-rate encode as CudaBackend::zfp_compress_on queues it: the header words
 /// first, then the kernel writes every block; the words must equal the CPU stream's.
-fn zfp_rate_encode<T: Plain + codec_host::Element>(dev: &mut Dev, data: &[T], shape: Shape, rate: f64) -> (Vec<u64>, ptx_emulator::LaunchStats, std::time::Duration) {
+fn zfp_rate_encode<T: Plain + codec_host::BackendElem>(dev: &mut Dev, data: &[T], shape: Shape, rate: f64) -> (Vec<u64>, ptx_emulator::LaunchStats, std::time::Duration) {
     use codec_host::zfp::{params_for, Header};
     use codec_kernels::bitstream::BitWriter;
-    let codec = codec_host::Codec::ZfpFixedRate { rate };
-    let exec = CpuExecutor::new(1).unwrap();
-    let cpu = codec.compress_with(data, shape, &exec).unwrap();
+    let codec = codec_host::Codec::zfp_rate(rate);
+    let one = codec_host::Backend::with_executor(CpuExecutor::new(1).unwrap());
+    let cpu = codec.compress(data, shape, &one).unwrap();
     let dims = shape.ndims();
-    let header = Header { elem: T::TYPE, shape, params: params_for(&codec, T::TYPE, dims).unwrap() };
+    let header = Header { elem: T::TYPE, shape, params: params_for(codec_host::ZfpMode::FixedRate { rate }, T::TYPE, dims).unwrap() };
     let mut hw = vec![0u64; header.bits().div_ceil(64)];
     let mut w = BitWriter::new(&mut hw[..], 0);
     header.write(&mut w).unwrap();
@@ -217,13 +217,13 @@ fn zfp_fixed_rate_decode_matches_the_cpu() {
     use codec_host::zfp::Header;
     let Some(ptx) = ptx_sm80() else { return };
     let mut dev = Dev::new(&ptx);
-    let exec = CpuExecutor::new(1).unwrap();
+    let one = codec_host::Backend::with_executor(CpuExecutor::new(1).unwrap());
     let (nx, ny) = (23, 14);
     let x: Vec<f64> = field_f32(nx * ny, 7).iter().map(|&v| v as f64 * 0.01).collect();
-    let codec = codec_host::Codec::ZfpFixedRate { rate: 16.0 };
-    let stream = codec.compress_with(&x, Shape::d2(nx, ny), &exec).unwrap();
+    let codec = codec_host::Codec::zfp_rate(16.0);
+    let stream = codec.compress(&x, Shape::d2(nx, ny), &one).unwrap();
     let mut want = vec![0f64; x.len()];
-    codec_host::decompress_into_with(&stream, &mut want, &exec).unwrap();
+    codec_host::decompress_into(&stream, &mut want, &one).unwrap();
     let (header, _) = Header::parse(&stream).unwrap();
     let p = header.params;
     let words = codec_host_words(&stream);

@@ -2,7 +2,7 @@
 //! ratio, the element-wise reduction throughput and the cost of writing fresh memory,
 //! measured in this process as CPU time (robust to other work on a shared machine).
 
-use codec_host::{Codec, CpuExecutor, Shape};
+use codec_host::{Backend, Codec, CpuExecutor, Shape, SzxLayout};
 use collectives::model::Params;
 
 /// A codec pass's cost per uncompressed byte, `per_byte + per_output_byte / ratio`
@@ -78,9 +78,9 @@ impl Calibration {
             summed.iter_mut().zip(field(k)?).for_each(|(a, b)| *a += b);
         }
         let codec = parse_codec(codec)?;
-        let exec = CpuExecutor::new(1).map_err(|e| e.to_string())?;
-        let at = measure_pass(&data, &codec, &exec)?;
-        let summed = measure_pass(&summed, &codec, &exec)?;
+        let one = Backend::with_executor(CpuExecutor::new(1).map_err(|e| e.to_string())?);
+        let at = measure_pass(&data, &codec, &one)?;
+        let summed = measure_pass(&summed, &codec, &one)?;
         Ok(Calibration {
             compress: PassCost::through((at.ratio, 1.0 / at.comp), (summed.ratio, 1.0 / summed.comp)),
             decompress: PassCost::through((at.ratio, 1.0 / at.decomp), (summed.ratio, 1.0 / summed.decomp)),
@@ -136,15 +136,15 @@ struct Pass {
     ratio: f64,
 }
 
-fn measure_pass(data: &[f32], codec: &Codec, exec: &CpuExecutor) -> Result<Pass, String> {
+fn measure_pass(data: &[f32], codec: &Codec, backend: &Backend) -> Result<Pass, String> {
     let shape = Shape::from_dims(&[data.len()]).map_err(|e| e.to_string())?;
     let mut stream = Vec::new();
     let comp = best_of(|| {
-        stream = codec.compress_with(data, shape, exec).map_err(|e| e.to_string())?;
+        stream = codec.compress(data, shape, backend).map_err(|e| e.to_string())?;
         Ok(())
     })?;
     let mut out = vec![0f32; data.len()];
-    let decomp = best_of(|| codec_host::decompress_into_with(&stream, &mut out, exec).map(drop).map_err(|e| e.to_string()))?;
+    let decomp = best_of(|| codec_host::decompress_into(&stream, &mut out, backend).map(drop).map_err(|e| e.to_string()))?;
     let bytes = (data.len() * 4) as f64;
     Ok(Pass { comp: bytes / comp, decomp: bytes / decomp, ratio: bytes / stream.len() as f64 })
 }
@@ -152,7 +152,7 @@ fn measure_pass(data: &[f32], codec: &Codec, exec: &CpuExecutor) -> Result<Pass,
 /// An SZx codec as ccoll-bench writes it (`szx-rel=R`, `szx=E`).
 fn parse_codec(s: &str) -> Result<Codec, String> {
     match collectives::config::parse_codec(s).map_err(|e| e.to_string())? {
-        c @ (Codec::SzxRelative { .. } | Codec::Szx { .. }) => Ok(c),
+        c @ Codec::Szx { layout: SzxLayout::Plain, .. } => Ok(c),
         _ => Err(format!("codec {s:?}: the model calibrates SZx only")),
     }
 }
@@ -217,6 +217,7 @@ fn scan_throughput() -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use codec_host::ErrorBound;
 
     #[test]
     fn pass_cost_is_the_line_through_two_ratios() {
@@ -233,8 +234,8 @@ mod tests {
 
     #[test]
     fn codec_strings_parse() {
-        assert_eq!(parse_codec("szx-rel=1e-3"), Ok(Codec::SzxRelative { rel_error: 1e-3 }));
-        assert_eq!(parse_codec("szx=0.5"), Ok(Codec::Szx { abs_error: 0.5 }));
+        assert_eq!(parse_codec("szx-rel=1e-3"), Ok(Codec::szx(ErrorBound::Rel(1e-3))));
+        assert_eq!(parse_codec("szx=0.5"), Ok(Codec::szx(ErrorBound::Abs(0.5))));
         for bad in ["szx", "szx-rel=x", "zfp-rate=8"] {
             assert!(parse_codec(bad).is_err(), "{bad}");
         }

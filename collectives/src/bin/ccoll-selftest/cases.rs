@@ -281,7 +281,7 @@ pub fn run<T: Value>(s: &mut Suite, inputs: &Inputs, case: &Case, salt: usize) -
     })();
     // A relative bound over a range of zero (one value, constant or no data) compresses
     // nothing: every rank reaches this point, so the reduction is safe here.
-    let relative = matches!(case.cfg.codec, Codec::SzxRelative { .. });
+    let relative = matches!(case.cfg.codec, Codec::Szx { bound: codec_host::ErrorBound::Rel(_), .. });
     let no_range = relative && case.op != CollOp::P2p && {
         let (lo, hi) = span.get();
         s.max(hi) <= -s.max(-lo)

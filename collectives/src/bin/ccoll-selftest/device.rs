@@ -2,7 +2,7 @@
 //! buffers with the CUDA backend, and must give this rank the host run's result bit for
 //! bit and the same accounting, with kernels launched wherever values were coded.
 
-use codec_host::Codec;
+use codec_host::{Codec, ErrorBound};
 use collectives::{Algorithm, CodecBackend, CollConfig, CollError, CollStats, DeviceCollectives, ReduceOp, Value};
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
 use mpi::topology::SimpleCommunicator;
@@ -73,7 +73,7 @@ impl Suite {
 ///   device error, every other rank `PeerFailed` (the failure travels around the ring in
 ///   the flagged frames), and no rank waits for the watchdog.
 pub fn out_of_memory(s: &mut Suite) {
-    let mut cfg = CollConfig::new(Codec::Szx { abs_error: 1e-3 }).with_algorithm(Algorithm::CColl);
+    let mut cfg = CollConfig::new(Codec::szx(ErrorBound::Abs(1e-3))).with_algorithm(Algorithm::CColl);
     cfg.backend = CodecBackend::Cuda;
     cfg.min_bytes_to_compress = 0;
     cfg.pipeline_chunk_bytes = 4000;

@@ -21,7 +21,7 @@ mod device;
 mod misuse;
 mod suite;
 
-use codec_host::Codec;
+use codec_host::{Codec, ErrorBound};
 use collectives::{config, value_allowance, Algorithm, CollConfig, CollOp, CompressedCollectives, NodeGroups, ReduceOp};
 
 use cases::{Case, Inputs};
@@ -39,7 +39,7 @@ fn settings(specs: &str) -> Vec<Setting> {
         .split(',')
         .map(|spec| {
             if spec == "raw" {
-                let mut cfg = CollConfig::new(Codec::ZfpFixedAccuracy { tolerance: 1e-3 });
+                let mut cfg = CollConfig::new(Codec::zfp_accuracy(1e-3));
                 cfg.min_bytes_to_compress = usize::MAX;
                 return Setting { label: "raw".into(), cfg, compresses: false };
             }
@@ -265,7 +265,7 @@ fn nonfinite(s: &mut Suite, cfg: &CollConfig, label: &str) {
                 let (k, bound) = (st.compressions_per_value, st.error_bound.unwrap_or(f64::INFINITY));
                 let allowed = |i: usize| value_allowance(CollOp::Allreduce, true, p, k, f32::EPSILON.into(), bound, f64::from(mag[i]));
                 s.compare(&name, &got, &want, allowed);
-                let zfp = matches!(cfg.codec, Codec::ZfpFixedRate { .. } | Codec::ZfpFixedAccuracy { .. });
+                let zfp = matches!(cfg.codec, Codec::Zfp { .. });
                 if zfp && algorithm.compresses() && algorithm != Algorithm::Hierarchical && s.p > 1 {
                     s.expect(st.raw_fallbacks > 0, || format!("{name}: ZFP met NaN/Inf but sent nothing raw"));
                 }
@@ -292,7 +292,7 @@ fn nonfinite(s: &mut Suite, cfg: &CollConfig, label: &str) {
 /// `bcast=mpi,allreduce=ring` to steer `Algorithm::Auto`, `bad` an unusable value to fail
 /// the call on every rank.
 fn environment_override(s: &mut Suite, case: &str) {
-    let mut cfg = CollConfig::new(Codec::Szx { abs_error: 1e-3 });
+    let mut cfg = CollConfig::new(Codec::szx(ErrorBound::Abs(1e-3)));
     cfg.min_bytes_to_compress = 0;
     let x = vec![1.0f32; 100_000];
     let mut out = vec![0f32; 100_000];
@@ -320,7 +320,7 @@ fn absent_rank(s: &mut Suite) {
         std::thread::sleep(std::time::Duration::from_secs(60));
     } else {
         let mut buf = vec![1.0f32; 1000];
-        let r = s.world.c_bcast(&mut buf, 0, &CollConfig::new(Codec::Szx { abs_error: 1e-3 }).with_algorithm(Algorithm::CColl));
+        let r = s.world.c_bcast(&mut buf, 0, &CollConfig::new(Codec::szx(ErrorBound::Abs(1e-3))).with_algorithm(Algorithm::CColl));
         s.expect(false, || format!("the broadcast without rank 1 returned {r:?}"));
     }
     s.expect(false, || "the job outlived the watchdog".into());

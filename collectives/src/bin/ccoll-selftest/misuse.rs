@@ -50,7 +50,7 @@ pub fn run(s: &mut Suite, cfg: &CollConfig) {
     mismatch(s, "allreduce element type", r, "element type");
 
     // Codec settings: rank 0 uses another bound.
-    let other = CollConfig { codec: Codec::ZfpFixedRate { rate: 13.0 }, ..cfg };
+    let other = CollConfig { codec: Codec::zfp_rate(13.0), ..cfg };
     let mut out = vec![0f32; 3000 * p];
     let r = s.world.c_allgather(&x, &mut out, if rank == 0 { &other } else { &cfg });
     mismatch(s, "allgather codec", r, "codec");
