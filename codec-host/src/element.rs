@@ -78,7 +78,14 @@ pub trait Element:
     fn put_le(self, out: &mut [u8]);
     /// Reads a value from the little-endian `bytes[..SIZE]`.
     fn get_le(bytes: &[u8]) -> Self;
+    /// Smallest and largest finite value of `values`, widened, if any (NaN and
+    /// infinities skipped): the range a relative bound is taken over.
+    fn finite_range(values: &[Self]) -> Option<(f64, f64)>;
 }
+
+/// Independent running minima and maxima of [`Element::finite_range`]: enough for the
+/// compiler to keep them in vector registers.
+const RANGE_LANES: usize = 16;
 
 macro_rules! element_impl {
     ($t:ty, $tag:expr) => {
@@ -101,6 +108,32 @@ macro_rules! element_impl {
                 let mut b = [0u8; core::mem::size_of::<$t>()];
                 b.copy_from_slice(&bytes[..Self::SIZE]);
                 <$t>::from_le_bytes(b)
+            }
+            fn finite_range(values: &[Self]) -> Option<(f64, f64)> {
+                // One branch-free pass in the element type (NaN and infinities fail the
+                // magnitude test and count as the neutral infinity), so that it vectorises:
+                // a relative bound's range is taken over every value compressed.
+                let mut lo = [<$t>::INFINITY; RANGE_LANES];
+                let mut hi = [<$t>::NEG_INFINITY; RANGE_LANES];
+                let mut fold = |lane: usize, x: $t| {
+                    let finite = x.abs() < <$t>::INFINITY;
+                    let (xl, xh) = if finite { (x, x) } else { (<$t>::INFINITY, <$t>::NEG_INFINITY) };
+                    lo[lane] = if xl < lo[lane] { xl } else { lo[lane] };
+                    hi[lane] = if xh > hi[lane] { xh } else { hi[lane] };
+                };
+                let lanes = values.chunks_exact(RANGE_LANES);
+                let tail = lanes.remainder();
+                for chunk in lanes {
+                    for (lane, &x) in chunk.iter().enumerate() {
+                        fold(lane, x);
+                    }
+                }
+                for (lane, &x) in tail.iter().enumerate() {
+                    fold(lane, x);
+                }
+                let lo = lo.iter().fold(<$t>::INFINITY, |a, &b| if b < a { b } else { a });
+                let hi = hi.iter().fold(<$t>::NEG_INFINITY, |a, &b| if b > a { b } else { a });
+                (lo <= hi).then(|| (lo.into(), hi.into()))
             }
         }
     };
@@ -147,5 +180,34 @@ mod tests {
         read_le(&bytes[1..], &mut back);
         assert!(vals.iter().zip(&back).all(|(a, b)| a.to_bits() == b.to_bits()));
         assert_eq!((f32::SIZE, f64::SIZE), (4, 8));
+    }
+
+    #[test]
+    fn range_skips_non_finite_values() {
+        assert_eq!(f64::finite_range(&[f64::NAN, 2.0, -1.0, f64::INFINITY]), Some((-1.0, 2.0)));
+        assert_eq!(f32::finite_range(&[f32::NAN]), None);
+        assert_eq!(f32::finite_range(&[]), None);
+        assert_eq!(f32::finite_range(&[f32::INFINITY, f32::NEG_INFINITY]), None);
+    }
+
+    #[test]
+    fn range_agrees_with_a_plain_fold_in_every_lane_and_tail() {
+        let plain = |v: &[f32]| {
+            v.iter().map(|&x| f64::from(x)).filter(|x| x.is_finite()).fold(None, |acc: Option<(f64, f64)>, x| match acc {
+                None => Some((x, x)),
+                Some((lo, hi)) => Some((lo.min(x), hi.max(x))),
+            })
+        };
+        let specials = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, f32::MAX, -f32::MAX, 0.0];
+        for n in [1, 15, 16, 17, 33, 100] {
+            for at in 0..n {
+                let mut v: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin()).collect();
+                v[at] = specials[at % specials.len()];
+                v[(at * 7) % n] = -3.5 - at as f32;
+                assert_eq!(f32::finite_range(&v), plain(&v), "n {n} at {at}");
+            }
+        }
+        let wide = [1e300, f64::NAN, -1e300, 2.0];
+        assert_eq!(f64::finite_range(&wide), Some((-1e300, 1e300)));
     }
 }

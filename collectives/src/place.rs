@@ -9,7 +9,6 @@ use core::ops::{DerefMut, Range};
 use codec_host::{extend_le, read_le, Backend};
 
 use crate::codec_port::{Encoded, HostCodec, PieceCodec};
-use crate::value::finite_range;
 use crate::{ReduceOp, Value};
 
 /// What [`Place::compress_each`] made of one piece.
@@ -78,7 +77,7 @@ impl<T: Value> Place<T> for [T] {
     }
 
     fn finite_range(&self, range: Range<usize>) -> codec_host::Result<Option<(f64, f64)>> {
-        Ok(finite_range(&self[range]))
+        Ok(T::finite_range(&self[range]))
     }
 
     fn compress_each(&self, codec: &HostCodec, plan: &[(Range<usize>, bool)], _: usize, emit: &mut dyn FnMut(usize, codec_host::Result<Coded<'_>>)) {
@@ -193,7 +192,6 @@ pub(crate) mod device {
     use super::{Coded, Place};
     use crate::codec_port::HostCodec;
     use crate::CodecBackend;
-    use crate::value::finite_range;
     use crate::{ReduceOp, Value};
 
     /// The rank's CUDA backend (the calling thread's, as `CodecBackend::Cuda` resolves
@@ -310,7 +308,7 @@ pub(crate) mod device {
         /// The range of a relative bound: no kernel computes it, so the values come to
         /// the host for this one pass (as in codec-host's own device SZx path).
         fn finite_range(&self, range: Range<usize>) -> codec_host::Result<Option<(f64, f64)>> {
-            Ok(finite_range(&download(self, range)?))
+            Ok(T::finite_range(&download(self, range)?))
         }
 
         fn compress_each(&self, codec: &HostCodec, plan: &[(Range<usize>, bool)], streams: usize, emit: &mut dyn FnMut(usize, codec_host::Result<Coded<'_>>)) {

@@ -28,7 +28,7 @@ mod isa;
 pub mod pipelined;
 pub mod reduce;
 
-use codec_kernels::szx::{stats::block_stats, BlockKind, BlockPlan, Tolerance};
+use codec_kernels::szx::{BlockKind, BlockPlan, Tolerance};
 
 pub use header::{SzxHeader, CHUNK_ENTRY_LEN, HEADER_LEN, MAGIC, MAX_CHUNK_VALUES, VERSION};
 pub use codec_kernels::szx::MAX_BLOCK_SIZE;
@@ -235,15 +235,7 @@ pub(crate) fn set_bound<T: Element>(header: &mut SzxHeader, bound: ErrorBound, r
 
 /// Smallest and largest finite value, widened to f64 (`(0, 0)` if there is none).
 pub(crate) fn finite_range<T: Element>(data: &[T], exec: &CpuExecutor) -> (f64, f64) {
-    let parts = exec.map_tiles(data.len(), 1 << 16, |r| {
-        let xs = &data[r];
-        let st = block_stats(xs);
-        if st.finite {
-            return Some((st.min.to_f64(), st.max.to_f64()));
-        }
-        let finite = xs.iter().map(|v| v.to_f64()).filter(|v| v.is_finite());
-        finite.fold(None, |acc: Option<(f64, f64)>, v| Some(acc.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v)))))
-    });
+    let parts = exec.map_tiles(data.len(), 1 << 16, |r| T::finite_range(&data[r]));
     parts.into_iter().flatten().reduce(|a, b| (a.0.min(b.0), a.1.max(b.1))).unwrap_or((0.0, 0.0))
 }
 

@@ -202,12 +202,12 @@ fn fresh_throughput() -> f64 {
     (VALUES * 4) as f64 / secs
 }
 
-/// Bytes per second of the collectives' own pass that finds the smallest and largest
+/// Bytes per second of the pass the collectives use to find the smallest and largest
 /// finite value of 64 MiB of f32 (what a relative bound needs before compressing).
 fn scan_throughput() -> f64 {
     let data: Vec<f32> = (0..VALUES).map(|i| (i % 1000) as f32).collect();
     let secs = best_of(|| {
-        std::hint::black_box(<f32 as collectives::Value>::finite_range(std::hint::black_box(&data)));
+        std::hint::black_box(<f32 as codec_host::Element>::finite_range(std::hint::black_box(&data)));
         Ok(())
     })
     .expect("infallible");
