@@ -60,12 +60,26 @@ fn c_program() -> &'static str {
 /// `LD_PRELOAD` of the library for an application.
 trait Preloaded {
     fn preloaded(self) -> Self;
+    /// Preloaded with `codec`, compressing messages from 64 KiB, reporting.
+    fn compressing(self, codec: &str) -> Self;
 }
 
 impl Preloaded for App {
     fn preloaded(self) -> App {
         self.var("LD_PRELOAD", &library().to_string_lossy())
     }
+    fn compressing(self, codec: &str) -> App {
+        self.preloaded().var("CCOLL_CODEC", codec).var("CCOLL_MIN_BYTES", "64K").var("CCOLL_REPORT", "1")
+    }
+}
+
+/// Runs `args` on `ranks` ranks without the library and with it loaded but no codec set:
+/// both succeed with no failure and print the same results.
+fn unchanged_without_a_codec(ranks: usize, args: &[&str], dir: &Path) {
+    let plain = mpirun(vec![App::new(ranks, args)], dir, Duration::from_secs(120));
+    assert!(plain.success && plain.stdout.contains("failures=0"), "{}", plain.context());
+    let unset = mpirun(vec![App::new(ranks, args).preloaded()], dir, Duration::from_secs(120));
+    assert_eq!(plain.stdout, unset.stdout, "results differ with the library loaded and no codec");
 }
 
 /// Runs `apps` (MPMD if more than one) in `dir`, with no `CCOLL_*` variable of the
@@ -172,11 +186,7 @@ fn c_program_compressed(ranks: usize, codec: &str) {
     let tol = format!("{}", ranks as f64 * E + ROUNDING);
     let plain = mpirun(vec![App::new(ranks, &[c_program(), &tol, N])], &dir, Duration::from_secs(120));
     assert!(plain.success, "{}", plain.context());
-    let app = App::new(ranks, &[c_program(), &tol, N])
-        .preloaded()
-        .var("CCOLL_CODEC", codec)
-        .var("CCOLL_MIN_BYTES", "64K")
-        .var("CCOLL_REPORT", "1");
+    let app = App::new(ranks, &[c_program(), &tol, N]).compressing(codec);
     let run = mpirun(vec![app], &dir, Duration::from_secs(300));
     assert!(run.success && run.stdout.contains("failures=0"), "{}", run.context());
     let (ops, settings) = report(&run.stderr);
@@ -222,17 +232,10 @@ fn mpi4py_program_compresses_within_the_bound() {
     let dir = scratch("mpi4py");
     // Debian's interpreter, which sees python3-mpi4py (the first python3 on PATH may not).
     let python = "/usr/bin/python3";
-    let plain = mpirun(vec![App::new(2, &[python, script, "1e-2", N])], &dir, Duration::from_secs(120));
-    assert!(plain.success && plain.stdout.contains("failures=0"), "{}", plain.context());
-    let unset = mpirun(vec![App::new(2, &[python, script, "1e-2", N]).preloaded()], &dir, Duration::from_secs(120));
-    assert_eq!(plain.stdout, unset.stdout, "results differ with the library loaded and no codec");
+    unchanged_without_a_codec(2, &[python, script, "1e-2", N], &dir);
 
     let tol = format!("{}", 4.0 * E + ROUNDING);
-    let app = App::new(4, &[python, script, &tol, N])
-        .preloaded()
-        .var("CCOLL_CODEC", "szx=1e-3")
-        .var("CCOLL_MIN_BYTES", "64K")
-        .var("CCOLL_REPORT", "1");
+    let app = App::new(4, &[python, script, &tol, N]).compressing("szx=1e-3");
     let run = mpirun(vec![app], &dir, Duration::from_secs(300));
     assert!(run.success && run.stdout.contains("failures=0"), "{}", run.context());
     let (ops, _) = report(&run.stderr);
@@ -255,15 +258,8 @@ fn fortran_program(f08: bool) {
     let dir = scratch(if f08 { "fortran-f08" } else { "fortran" });
     let ranks = 3;
     let tol = format!("{}", ranks as f64 * E + ROUNDING);
-    let plain = mpirun(vec![App::new(ranks, &[&exe, &tol, N])], &dir, Duration::from_secs(120));
-    assert!(plain.success && plain.stdout.contains("failures=0"), "{}", plain.context());
-    let unset = mpirun(vec![App::new(ranks, &[&exe, &tol, N]).preloaded()], &dir, Duration::from_secs(120));
-    assert_eq!(plain.stdout, unset.stdout, "results differ with the library loaded and no codec");
-    let app = App::new(ranks, &[&exe, &tol, N])
-        .preloaded()
-        .var("CCOLL_CODEC", "szx=1e-3")
-        .var("CCOLL_MIN_BYTES", "64K")
-        .var("CCOLL_REPORT", "1");
+    unchanged_without_a_codec(ranks, &[&exe, &tol, N], &dir);
+    let app = App::new(ranks, &[&exe, &tol, N]).compressing("szx=1e-3");
     let run = mpirun(vec![app], &dir, Duration::from_secs(300));
     assert!(run.success && run.stdout.contains("failures=0"), "{}", run.context());
     let (ops, _) = report(&run.stderr);
