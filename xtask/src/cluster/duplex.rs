@@ -59,7 +59,7 @@ impl MpiDuplex {
 pub fn measure(cluster: &Cluster, program: &Path) -> Result<MpiDuplex, String> {
     let row = |op: &str| -> Result<Row, String> {
         let args: Vec<String> =
-            ["--op", op, "--algo", "mpi", "--codec", "szx-rel:1e-3", "--sizes", &fmt_size(PROBE_BYTES), "--iters", "5", "--warmup", "1", "--format", "csv"]
+            ["--op", op, "--algo", "mpi", "--codec", "szx-rel:1e-3", "--sizes", &fmt_size(PROBE_BYTES), "--iters", "10", "--warmup", "1", "--format", "csv"]
                 .iter()
                 .map(|s| s.to_string())
                 .collect();

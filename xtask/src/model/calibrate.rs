@@ -96,9 +96,12 @@ impl Calibration {
         }
     }
 
-    /// Measures `codec` on `dataset` with one thread (best of three), on one field and on
-    /// the sum of [`SUMMED`] fields.
-    pub fn measure(dataset: &str, codec: &str) -> Result<Calibration, String> {
+    /// Measures `codec` on `dataset` (best of three), on one field and on the sum of
+    /// [`SUMMED`] fields, with an executor of `threads` threads as a rank's codec runs
+    /// (SZx takes a fused one-pass path on one thread and a two-pass parallel one on
+    /// more): the figures are bytes per CPU second of the process, one thread's speed on
+    /// the path the collectives take.
+    pub fn measure(dataset: &str, codec: &str, threads: usize) -> Result<Calibration, String> {
         let spec = datasets::parse_spec(dataset).map_err(|e| e.to_string())?;
         let field = |k: u64| spec.load_len(VALUES, datasets::DEFAULT_SEED.wrapping_add(k)).map(|f| f.values.to_f32()).map_err(|e| e.to_string());
         let data = field(0)?;
@@ -107,17 +110,17 @@ impl Calibration {
             summed.iter_mut().zip(field(k)?).for_each(|(a, b)| *a += b);
         }
         let codec = parse_codec(codec)?;
-        let one = Backend::with_executor(CpuExecutor::new(1).map_err(|e| e.to_string())?);
-        let at = measure_pass(&data, &codec, &one)?;
-        let sum = measure_pass(&summed, &codec, &one)?;
+        let exec = Backend::with_executor(CpuExecutor::new(threads.max(1)).map_err(|e| e.to_string())?);
+        let at = measure_pass(&data, &codec, &exec)?;
+        let sum = measure_pass(&summed, &codec, &exec)?;
         let line = |f: fn(&Pass) -> f64| PassCost::through((at.ratio, 1.0 / f(&at)), (sum.ratio, 1.0 / f(&sum)));
         // The compressed-domain reduction: a field with another (two snapshots' sum), and
         // the sum of four with a field (a later ring step's partial sum), both coded with
         // one absolute bound as the collectives code them (a shared quantisation grid).
         let other = field(SUMMED)?;
         let fixed = absolute(&codec, &data)?;
-        let pair = measure_domain_reduce(&data, &other, &fixed, &one)?;
-        let later = measure_domain_reduce(&summed, &other, &fixed, &one)?;
+        let pair = measure_domain_reduce(&data, &other, &fixed, &exec)?;
+        let later = measure_domain_reduce(&summed, &other, &fixed, &exec)?;
         Ok(Calibration {
             compress: line(|x| x.comp),
             decompress: line(|x| x.decomp),
@@ -161,7 +164,7 @@ impl Calibration {
         let mbps = |c: &PassCost, ratio: f64| c.bytes_per_s(ratio) / 1e6;
         let domain = |ratio: f64| self.domain_reduce.map_or("-".to_string(), |c| format!("{:.0}", mbps(&c, ratio)));
         format!(
-            "calibration ({}, one core, CPU time): compress {:.0} MB/s, decompress {:.0} MB/s, compress its decoded output {:.0} MB/s, compressed-domain reduction {} MB/s at ratio {:.2} ({:.0} / {:.0} / {:.0} / {} MB/s at ratio {:.2}); reduce {:.0} MB/s; writing fresh memory {:.0} MB/s, zeroing mapped memory {:.0} MB/s; value-range scan {:.0} MB/s; memory traffic per core with all cores streaming {:.0} MB/s",
+            "calibration ({}, per thread, CPU time): compress {:.0} MB/s, decompress {:.0} MB/s, compress its decoded output {:.0} MB/s, compressed-domain reduction {} MB/s at ratio {:.2} ({:.0} / {:.0} / {:.0} / {} MB/s at ratio {:.2}); reduce {:.0} MB/s; writing fresh memory {:.0} MB/s, zeroing mapped memory {:.0} MB/s; value-range scan {:.0} MB/s; memory traffic per core with all cores streaming {:.0} MB/s",
             if self.measured { "measured" } else { "given" },
             mbps(&self.compress, self.ratio),
             mbps(&self.decompress, self.ratio),
@@ -205,6 +208,52 @@ fn measure_pass(data: &[f32], codec: &Codec, backend: &Backend) -> Result<Pass, 
     Ok(Pass { comp: bytes / comp, decomp: bytes / decomp, recomp: bytes / recomp, ratio: bytes / stream.len() as f64 })
 }
 
+/// Slowdown of codec work when `ranks` ranks, each with an executor of `threads`
+/// threads, compress at once on this machine's `cores` cores, against the same work of
+/// one rank alone with the cores shared perfectly (wall time: what time slicing costs
+/// beyond the CPU it uses, caches refilled and threads waiting for their slices, which a
+/// CPU-time calibration cannot see). Each rank compresses `dataset`'s field in pipeline
+/// chunks of 2 MiB as the collectives do; best of three each. 1 where the ranks' threads
+/// fit the cores.
+pub fn measure_contention(dataset: &str, codec: &str, threads: usize, ranks: usize, cores: usize) -> Result<f64, String> {
+    let spec = datasets::parse_spec(dataset).map_err(|e| e.to_string())?;
+    let data = spec.load_len(VALUES / 4, datasets::DEFAULT_SEED).map(|f| f.values.to_f32()).map_err(|e| e.to_string())?;
+    let codec = parse_codec(codec)?;
+    let chunk = (2 << 20) / 4;
+    let shape = Shape::from_dims(&[chunk]).map_err(|e| e.to_string())?;
+    let backends = (0..ranks.max(1)).map(|_| CpuExecutor::new(threads.max(1)).map(Backend::with_executor)).collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())?;
+    let work = |backend: &Backend| -> Result<(), String> {
+        for piece in data.chunks(chunk).filter(|p| p.len() == chunk) {
+            let stream = codec.compress(piece, shape, backend).map_err(|e| e.to_string())?;
+            let mut out = vec![0f32; chunk];
+            codec_host::decompress_into(&stream, &mut out, backend).map_err(|e| e.to_string())?;
+            std::hint::black_box(&out);
+        }
+        Ok(())
+    };
+    let wall = |n: usize| -> Result<f64, String> {
+        let mut best = f64::INFINITY;
+        for _ in 0..REPEATS {
+            let t = std::time::Instant::now();
+            std::thread::scope(|s| backends[..n].iter().map(|b| s.spawn(move || work(b))).collect::<Vec<_>>().into_iter().try_for_each(|h| h.join().map_err(|_| "calibration thread panicked".to_string())?))?;
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        Ok(best)
+    };
+    let alone = wall(1)?;
+    Ok(contention_of(alone, wall(ranks.max(1))?, ranks, threads, cores))
+}
+
+/// The slowdown of [`measure_contention`]: `ranks` ranks of `threads` threads took
+/// `together` seconds where one alone took `alone`. Shared perfectly, the cores one rank
+/// used alone (its threads, at most the cores) times the ranks would be spread over all
+/// the cores the ranks' threads can fill. Never below 1 (noise).
+fn contention_of(alone: f64, together: f64, ranks: usize, threads: usize, cores: usize) -> f64 {
+    let (ranks, threads, cores) = (ranks.max(1) as f64, threads.max(1) as f64, cores.max(1) as f64);
+    let ideal = alone * threads.min(cores) * ranks / (ranks * threads).min(cores);
+    (together / ideal).max(1.0)
+}
+
 /// `codec` with its bound made absolute over `data`'s value range (a relative bound's
 /// meaning for that field), as a collective fixes one absolute bound for all ranks.
 fn absolute(codec: &Codec, data: &[f32]) -> Result<Codec, String> {
@@ -217,8 +266,9 @@ fn absolute(codec: &Codec, data: &[f32]) -> Result<Codec, String> {
     }
 }
 
-/// Uncompressed bytes per second of summing the streams of `a` and `b` (one thread,
-/// [`codec_host::szx::reduce`] within the codec's bound) and the ratio of the result.
+/// Uncompressed bytes per second of summing the streams of `a` and `b`
+/// ([`codec_host::szx::reduce`] within the codec's bound, on the calling thread) and the
+/// ratio of the result.
 fn measure_domain_reduce(a: &[f32], b: &[f32], codec: &Codec, backend: &Backend) -> Result<(f64, f64), String> {
     let shape = Shape::from_dims(&[a.len()]).map_err(|e| e.to_string())?;
     let (sa, sb) = (codec.compress(a, shape, backend).map_err(|e| e.to_string())?, codec.compress(b, shape, backend).map_err(|e| e.to_string())?);
@@ -351,6 +401,17 @@ mod tests {
         let flat = PassCost::through((10.0, 0.5e-9), (40.0, 1e-9));
         assert!(flat.per_output_byte_s == 0.0 && flat.per_byte_s > 0.0, "{flat:?}");
         assert!(near(PassCost::through((5.0, 1e-9), (5.0, 3e-9)).bytes_per_s(7.0), 0.5e9));
+    }
+
+    #[test]
+    fn contention_is_the_slowdown_against_perfectly_shared_cores() {
+        // 4 ranks of 2 threads on 2 cores: one alone fills both cores in 1 s, so all four
+        // need 4 s shared perfectly; 5 s is a slowdown of 1.25.
+        assert!((contention_of(1.0, 5.0, 4, 2, 2) - 1.25).abs() < 1e-12);
+        // 4 one-thread ranks on 8 cores run side by side: 1 s ideal, 1.1 s is 1.1.
+        assert!((contention_of(1.0, 1.1, 4, 1, 8) - 1.1).abs() < 1e-12);
+        // Faster than perfect sharing (noise) reads as none.
+        assert_eq!(contention_of(1.0, 3.5, 4, 2, 2), 1.0);
     }
 
     #[test]

@@ -38,9 +38,9 @@ pub struct ModelArgs {
     #[arg(long)]
     duplex_efficiency: Option<f64>,
     /// Slowdown of CPU work when all ranks of the emulated host run at once against the
-    /// calibration alone; see docs/cost-model.md.
-    #[arg(long, default_value_t = CONTENTION)]
-    contention: f64,
+    /// calibration alone (default: measured, see docs/cost-model.md).
+    #[arg(long)]
+    contention: Option<f64>,
     /// Cores shared by all ranks of the emulated run (default: this machine's).
     #[arg(long)]
     host_cores: Option<f64>,
@@ -89,14 +89,6 @@ pub struct ModelArgs {
     predict_latency: Duration,
 }
 
-/// Slowdown of CPU work while several of the emulation's co-located ranks compute at
-/// once: fitted to the compressed points of the quiet 64 MiB demo run of
-/// docs/cost-model.md (one value for every operation and algorithm). Memory bandwidth
-/// is not the cause (two cores streaming at once lose nothing on that machine); time
-/// slicing is: four ranks with two codec threads each and polling main threads on two
-/// cores refill their caches and wait for each other's slices.
-const CONTENTION: f64 = 1.25;
-
 /// Points within this fraction of the measurement count as matched.
 const TOLERANCE: f64 = 0.15;
 
@@ -105,26 +97,39 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
         // Codec and reduction speeds measured in a debug build would mean nothing.
         return workspace::rerun_in_release();
     }
+    let host_cores = a.host_cores.unwrap_or_else(|| std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64));
     let given = (a.comp_mbps, a.decomp_mbps, a.ratio);
     let cal = match given {
         (Some(c), Some(d), Some(r)) => Calibration::given(c * 1e6, d * 1e6, r),
         _ => {
-            println!("calibrating: {} on {} (64 MiB, one thread, one field and the sum of four)", a.codec, a.dataset);
-            Calibration::measure(&a.dataset, &a.codec)?
+            // A rank's codec threads on the emulated nodes: the cores over its node's one
+            // rank (collectives' CPU backend).
+            let threads = host_cores.max(1.0) as usize;
+            println!("calibrating: {} on {} (64 MiB, one field and the sum of four, codec on {threads} threads as the emulated ranks run it)", a.codec, a.dataset);
+            Calibration::measure(&a.dataset, &a.codec, threads)?
         }
     };
     println!("{}", cal.describe());
-    let host_cores = a.host_cores.unwrap_or_else(|| std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64));
     let mut ok = true;
     let mut rows = Vec::new();
     if let Some(csv) = &a.csv {
         let text = std::fs::read_to_string(csv).map_err(|e| format!("{}: {e}", csv.display()))?;
         rows = bench_csv::parse_all(&text);
         let duplex = a.duplex_efficiency.ok_or("--csv needs --duplex-efficiency, the two-way share of the link rate that `cargo xtask cluster probe` measures")?;
+        let ranks = rows.iter().map(|r| r.ranks).max().unwrap_or(1);
+        let contention = match a.contention {
+            Some(k) => k,
+            None => {
+                let threads = host_cores.max(1.0) as usize;
+                let k = calibrate::measure_contention(&a.dataset, &a.codec, threads, ranks, threads)?;
+                println!("contention (measured, wall time): {ranks} ranks of {threads} codec threads compressing at once on {threads} cores take {k:.2}x the perfectly shared time");
+                k
+            }
+        };
         let emulated = Emulated {
             link_bytes_per_s: a.link as f64 / 8.0 * a.efficiency,
             duplex_efficiency: duplex,
-            contention: a.contention,
+            contention,
             alpha_s: a.latency.as_secs_f64(),
             host_cores,
             background_load: a.background_load,
