@@ -33,8 +33,8 @@ pub struct ModelArgs {
     #[arg(long, default_value_t = 0.96)]
     efficiency: f64,
     /// Share of that payload rate each direction keeps while the other direction carries
-    /// bulk data too (one TCP flow each way) on the emulated links, as `cluster probe`
-    /// measures it (the demo passes its probe's); needed with --csv.
+    /// data too (one flow each way) on the emulated links: plain MPI's two-way rate over
+    /// its one-way rate, which the demo's MPI probe measures and passes; needed with --csv.
     #[arg(long)]
     duplex_efficiency: Option<f64>,
     /// Slowdown of CPU work when all ranks of the emulated host run at once against the
@@ -115,7 +115,7 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
     if let Some(csv) = &a.csv {
         let text = std::fs::read_to_string(csv).map_err(|e| format!("{}: {e}", csv.display()))?;
         rows = bench_csv::parse_all(&text);
-        let duplex = a.duplex_efficiency.ok_or("--csv needs --duplex-efficiency, the two-way share of the link rate that `cargo xtask cluster probe` measures")?;
+        let duplex = a.duplex_efficiency.ok_or("--csv needs --duplex-efficiency: plain MPI's two-way rate over its one-way rate, which the demo's MPI probe measures (docs/cost-model.md, Calibration)")?;
         let ranks = rows.iter().map(|r| r.ranks).max().unwrap_or(1);
         let contention = match a.contention {
             Some(k) => k,
