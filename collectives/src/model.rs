@@ -41,10 +41,20 @@ pub struct Params {
     /// anew for every call (ccoll-bench does), and the root's copy of its input.
     /// Infinity: buffers are reused.
     pub fresh_bytes_per_s: f64,
+    /// Bytes per second of zeroing a scratch buffer that the allocator hands out again
+    /// (no page faults): the decode buffer of each reduce-scatter step. Infinity: none.
+    pub scratch_bytes_per_s: f64,
     /// Bytes per second of the pass over a rank's input that finds its finite value
     /// range, which a relative error bound needs before anything is compressed (infinity:
     /// an absolute bound, no pass).
     pub scan_bytes_per_s: f64,
+    /// Compressing values the codec decoded itself (CPR-P2P's inner ranks and ring
+    /// steps compress what they received again), uncompressed bytes per second; `None`:
+    /// as fast as [`Params::comp_bytes_per_s`].
+    pub recomp_bytes_per_s: Option<f64>,
+    /// Reducing two compressed streams into one without decoding (`cdr`), uncompressed
+    /// bytes of one operand per second; `None`: not known, `cdr` is not priced.
+    pub domain_reduce_bytes_per_s: Option<f64>,
     /// Compression ratio (uncompressed / compressed).
     pub ratio: f64,
     /// Slowdown of CPU work while several ranks of a host compute at once, against the
@@ -54,6 +64,11 @@ pub struct Params {
     /// Cores of one host and the ranks placed on it: ranks computing at once share them.
     pub host_cores: f64,
     pub ranks_per_host: usize,
+    /// Threads each rank's codec, reduction and buffer passes run on (the codec speeds
+    /// above are one thread's): a computing rank has this many runnable threads, a
+    /// polling one a single thread, and the host's scheduler shares its cores among
+    /// all runnable threads alike.
+    pub codec_threads: f64,
     /// Runnable threads of other work on the host (its load average), which take their
     /// share of the cores too.
     pub background_load: f64,
@@ -81,11 +96,15 @@ impl Params {
         codec_call_s: 0.0,
         reduce_bytes_per_s: 1.0,
         fresh_bytes_per_s: f64::INFINITY,
+        scratch_bytes_per_s: f64::INFINITY,
         scan_bytes_per_s: f64::INFINITY,
+        recomp_bytes_per_s: None,
+        domain_reduce_bytes_per_s: None,
         ratio: 1.0,
         contention: 1.0,
         host_cores: 1.0,
         ranks_per_host: 1,
+        codec_threads: 1.0,
         background_load: 0.0,
         busy_wait: false,
         group_ranks: 1,
@@ -93,14 +112,19 @@ impl Params {
         intra_alpha_s: 0.0,
     };
 
-    /// Core share of one rank when `active` ranks of its host compute at once (all of
-    /// them compete where waiting ranks poll), less the contention of several computing
-    /// ranks for caches and memory.
+    /// Cores one rank's pass gets (in units of the one-thread speeds) when `active`
+    /// ranks of its host compute at once: the scheduler shares the cores among the
+    /// runnable threads, `codec_threads` of each computing rank, one of each polling rank
+    /// (where waiting ranks poll) and the background load; a rank never gets more than
+    /// its threads. Less the contention of several computing ranks for caches and memory.
     fn share(&self, active: usize) -> f64 {
-        let computing = active.clamp(1, self.ranks_per_host.max(1));
-        let competing = if self.busy_wait { self.ranks_per_host.max(1) } else { computing } as f64 + self.background_load.max(0.0);
+        let ranks = self.ranks_per_host.max(1);
+        let computing = active.clamp(1, ranks);
+        let threads = self.codec_threads.max(1.0);
+        let polling = if self.busy_wait { (ranks - computing) as f64 } else { 0.0 };
+        let runnable = threads * computing as f64 + polling + self.background_load.max(0.0);
         let contention = if computing > 1 { self.contention.max(1.0) } else { 1.0 };
-        (self.host_cores / competing).min(1.0) / contention
+        (self.host_cores * threads / runnable).min(threads) / contention
     }
 
     /// The same parameters on a link of `bits_per_s` (payload efficiency kept).
@@ -144,6 +168,11 @@ impl Terms<'_> {
     fn comp(&self, b: f64, active: usize) -> f64 {
         self.p.codec_call_s + b / (self.p.comp_bytes_per_s * self.p.share(active))
     }
+    /// Compressing `b` bytes of values the codec decoded itself.
+    fn recomp(&self, b: f64, active: usize) -> f64 {
+        let rate = self.p.recomp_bytes_per_s.unwrap_or(self.p.comp_bytes_per_s);
+        self.p.codec_call_s + b / (rate * self.p.share(active))
+    }
     fn decomp(&self, b: f64, active: usize) -> f64 {
         self.p.codec_call_s + b / (self.p.decomp_bytes_per_s * self.p.share(active))
     }
@@ -153,8 +182,12 @@ impl Terms<'_> {
     fn fresh(&self, b: f64, active: usize) -> f64 {
         b / (self.p.fresh_bytes_per_s * self.p.share(active))
     }
+    fn scratch(&self, b: f64, active: usize) -> f64 {
+        b / (self.p.scratch_bytes_per_s * self.p.share(active))
+    }
+    /// The range pass runs on the rank's own thread alone: a thread's share.
     fn scan(&self, b: f64, active: usize) -> f64 {
-        b / (self.p.scan_bytes_per_s * self.p.share(active))
+        b / (self.p.scan_bytes_per_s * self.p.share(active) / self.p.codec_threads.max(1.0))
     }
     /// A message inside a node group.
     fn intra(&self, b: f64) -> f64 {
@@ -185,11 +218,12 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
     let all = np;
     let levels = n.log2().ceil();
     let steps = n - 1.0;
-    // Reduce-scatter building block on blocks of b = bytes / p: each ring step copies the
-    // outgoing block and compresses it, decodes the incoming one into scratch memory and
-    // adds it, while both directions of every link carry the ring's traffic.
+    // Reduce-scatter building block on blocks of b = bytes / p: each ring step compresses
+    // the outgoing block in place, decodes the incoming one into a zeroed scratch buffer
+    // (the allocator's, handed out again every step: no page faults) and adds it, while
+    // both directions of every link carry the ring's traffic.
     let b = bytes / n;
-    let rs_work = t.fresh(2.0 * b, all) + t.comp(b, all) + t.decomp(b, all) + t.reduce(b, all);
+    let rs_work = t.scratch(b, all) + t.comp(b, all) + t.decomp(b, all) + t.reduce(b, all);
     let rs_cpr = steps * (rs_work + t.cduplex(b));
     // Pipelined: the transfer hides inside the chunked codec work, or the reverse.
     let rs_ccoll = steps * (p.alpha_s + t.wire_duplex(b / p.ratio, 1.0).max(rs_work));
@@ -199,7 +233,9 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
     let ag_once = |m: f64, own_decoded: bool| {
         t.comp(m, all) + if own_decoded { t.decomp(m, all) } else { 0.0 } + steps * t.cduplex(m) + t.decomp(steps * m, all)
     };
-    let ag_cpr = |m: f64| steps * (t.comp(m, all) + t.cduplex(m) + t.decomp(m, all));
+    // CPR-P2P's ring allgather: the first step compresses the rank's own block, every
+    // later one the block it decoded in the step before.
+    let ag_cpr = |m: f64| t.comp(m, all) + (steps - 1.0) * t.recomp(m, all) + steps * (t.cduplex(m) + t.decomp(m, all));
     use Algorithm::*;
     use CollOp::*;
     let time = match (op, algo) {
@@ -218,6 +254,7 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
             t.fresh(bytes, all) + (levels - if pow2 { 0.0 } else { 1.0 }) * step + if pow2 { 0.0 } else { 2.0 * step }
         }
         (Allreduce, Hierarchical) => hier_time_s(bytes, p, CColl),
+        (Allreduce, CompressedDomain) => t.fresh(bytes, all) + cdr_allreduce(&t, b)?,
         (ReduceScatter, CprP2p) => rs_cpr,
         (ReduceScatter, CColl) => rs_ccoll,
         // Reduce = reduce-scatter + gather of the reduced blocks at the root.
@@ -227,10 +264,13 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
         (Scatter, CprP2p | CColl) => tree_scatter(&t, bytes, algo == CprP2p),
         (Gather, CprP2p) => {
             // Binomial tree: the deepest branch forwards halves, recompressing per hop.
+            // The leaf's own block is compressed as it is, every later hop's mostly decoded
+            // values again.
             (1..=levels as u32)
                 .map(|k| {
                     let m = n * bytes / 2f64.powi(k as i32);
-                    t.comp(m, 1) + t.cmsg(m) + t.decomp(m, 1)
+                    let code = if k == levels as u32 { t.comp(m, 1) } else { t.recomp(m, 1) };
+                    code + t.cmsg(m) + t.decomp(m, 1)
                 })
                 .sum()
         }
@@ -263,6 +303,28 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
     Some(scan + time)
 }
 
+/// The `cdr` Allreduce on blocks of `b` bytes, after the scan, or `None` where the
+/// compressed-domain reduction's speed is not known. Reduce-scatter: every rank
+/// compresses its first outgoing block, then in each of the `p - 1` steps compresses its
+/// own piece of the incoming block and reduces it with the arriving partial piece in the
+/// compressed domain, sending the result on at once: the codec work of a step against
+/// the partial block's transfer (both directions busy). Allgather: the reduced blocks
+/// travel compressed, forwarded as they arrive; every rank decodes all `p` (its own
+/// first, while the first one arrives), so either the decoding or the link carrying
+/// `p - 1` blocks sets the pace, the last chunk decoded after it arrives.
+fn cdr_allreduce(t: &Terms, b: f64) -> Option<f64> {
+    let p = t.p;
+    let rate = p.domain_reduce_bytes_per_s?;
+    let all = p.ranks.max(1);
+    let steps = all as f64 - 1.0;
+    let wire = p.alpha_s + t.wire_duplex(b / p.ratio, 1.0);
+    let work = t.comp(b, all) + b / (rate * p.share(all));
+    let reduce_scatter = t.comp(b, all) + steps * wire.max(work);
+    let decode = t.decomp(b, all);
+    let allgather = ((steps + 1.0) * decode).max(steps * wire + t.decomp(b / chunks(b), all));
+    Some(reduce_scatter + allgather)
+}
+
 /// Pipeline chunks of a message of `bytes`: the collectives' automatic chunking
 /// ([`crate::config::pipeline_chunk_values`]: at most 8 chunks of at least 256 KiB).
 fn chunks(bytes: f64) -> f64 {
@@ -292,8 +354,8 @@ fn tree_bcast(t: &Terms, n: f64, recompress: bool) -> f64 {
     let p = t.p;
     let all = p.ranks.max(1);
     let levels = (all as f64).log2().ceil();
-    let ends = t.fresh(n, 1) + t.fresh(n, all);
     if !recompress {
+        let ends = t.fresh(n, 1) + t.fresh(n, all);
         let k = chunks(n);
         let c = n / k;
         let wire = c / p.ratio / p.link_bytes_per_s;
@@ -302,9 +364,24 @@ fn tree_bcast(t: &Terms, n: f64, recompress: bool) -> f64 {
         return ends + first + (k - 1.0) * stage;
     }
     let hops = levels * (levels + 1.0) / 2.0;
-    let inner = (levels - 1.0) * (t.decomp(n, all) + t.fresh(n, all) + t.comp(n, all));
-    // The root works alone (unless waiting ranks poll); the receivers decode at once.
-    ends + t.comp(n, 1) + hops * (n / p.ratio / p.link_bytes_per_s) + levels * p.alpha_s + inner + t.decomp(n, all)
+    // The root copies and compresses alone; on the deepest path the rank of each level
+    // decodes into a fresh buffer beside its siblings, then compresses again beside
+    // those of them that have children too; the leaf decodes last, alone.
+    let mut time = t.fresh(n, 1) + t.comp(n, 1) + hops * (n / p.ratio / p.link_bytes_per_s) + levels * p.alpha_s;
+    for j in 1..levels as usize {
+        let (receiving, forwarding) = siblings(levels, j);
+        time += t.decomp(n, receiving) + t.fresh(n, receiving) + t.recomp(n, forwarding);
+    }
+    time + t.decomp(n, 1) + t.fresh(n, 1)
+}
+
+/// On the deepest path of a binomial tree of `levels` levels, the ranks that work at
+/// once with the path's rank of level `j` (1: the root's child): its parent sends to its
+/// `levels - j + 1` children at once, so they receive and decode together, and all but
+/// the last (a leaf) forward. Returns (receiving, forwarding), at least 1 each.
+fn siblings(levels: f64, j: usize) -> (usize, usize) {
+    let receiving = (levels as usize + 1).saturating_sub(j).max(1);
+    (receiving, (receiving - 1).max(1))
 }
 
 /// Binomial-tree Scatter of blocks of `m` bytes.
@@ -333,20 +410,27 @@ fn tree_scatter(t: &Terms, m: f64, recompress: bool) -> f64 {
         let last = pipeline(&[comp, links, decode], &[k * comp, links + (k - 1.0) * hop, k * decode]);
         return before + last.max(k * comp + t.fresh(m, 1));
     }
+    let levels = (all as f64).log2().ceil();
+    // The root copies its subtree's blocks into a fresh buffer and compresses its
+    // children's alone; the deepest path's rank of each level decodes its subtree's
+    // blocks into a fresh buffer beside its siblings and compresses its children's again
+    // beside those that forward too ([`siblings`]).
     let mut time = 0.0;
     let mut size = all as f64;
-    let mut first = true;
+    let mut j = 0;
     while size > 1.0 {
-        // The subtree's blocks gathered (root: copied; others: decoded) into a fresh
-        // buffer, the children's compressed and sent.
-        let active = if first { 1 } else { all };
-        time += t.fresh(size * m, active) + if first { 0.0 } else { t.decomp(size * m, all) } + t.comp((size - 1.0) * m, active);
+        time += if j == 0 {
+            t.fresh(size * m, 1) + t.comp((size - 1.0) * m, 1)
+        } else {
+            let (receiving, forwarding) = siblings(levels, j);
+            t.fresh(size * m, receiving) + t.decomp(size * m, receiving) + t.recomp((size - 1.0) * m, forwarding)
+        };
         time += p.alpha_s + (size - 1.0) * wire;
         size = (size / 2.0).ceil();
-        first = false;
+        j += 1;
     }
-    // The last rank decodes its block into the call's buffer.
-    time + t.decomp(m, all) + t.fresh(m, all)
+    // The last rank decodes its block into the call's buffer, alone.
+    time + t.decomp(m, 1) + t.fresh(m, 1)
 }
 
 /// C-Coll binomial-tree Gather of blocks of `m` bytes, in `k` chunks each: every other
@@ -677,6 +761,83 @@ mod tests {
         let quiet = time_s(Bcast, CColl, 16e6, &p).unwrap();
         let polling = time_s(Bcast, CColl, 16e6, &Params { busy_wait: true, ..p }).unwrap();
         assert!((polling - quiet - 2e6 / 500e6).abs() < 1e-9, "{quiet} {polling}");
+    }
+
+    #[test]
+    fn the_scheduler_shares_cores_among_runnable_threads() {
+        // 4 ranks of 2 codec threads on 2 cores, waiting ranks polling on one thread
+        // each: a rank computing alone has 2 of the 5 runnable threads (0.8 of a core's
+        // speed per pass), all four computing 2 of 8 (0.5); one background thread more
+        // makes those 2 of 6 and 2 of 9.
+        let p = Params { ranks: 4, host_cores: 2.0, ranks_per_host: 4, codec_threads: 2.0, busy_wait: true, ..params(4) };
+        assert!(close(p.share(1), 0.8) && close(p.share(4), 0.5), "{} {}", p.share(1), p.share(4));
+        let loaded = Params { background_load: 1.0, ..p };
+        assert!(close(loaded.share(1), 4.0 / 6.0) && close(loaded.share(4), 4.0 / 9.0));
+        // A rank never runs faster than its threads: 2 threads alone on 8 cores.
+        assert!(close(Params { host_cores: 8.0, ..p }.share(1), 2.0));
+        // The range pass is one thread: a 16 MB Bcast root scans at 0.4 of a core.
+        let bcast = Params { scan_bytes_per_s: 4e9, ..p };
+        let unscanned = time_s(Bcast, CColl, 16e6, &p).unwrap();
+        assert!(close(time_s(Bcast, CColl, 16e6, &bcast).unwrap() - unscanned, 16e6 / (4e9 * 0.4)));
+    }
+
+    #[test]
+    fn reduce_scatter_steps_zero_their_scratch_and_cpr_recompresses_decoded_blocks() {
+        let n = 64e6;
+        let b = n / 4.0;
+        let wire = b / 10.0 / 125e6;
+        let base = params(4);
+        // CPR-P2P Allreduce, each of the 3 reduce-scatter steps: zero the scratch block
+        // (1 GB/s), compress, send, decode, add; the allgather compresses the rank's own
+        // block, then twice the block it decoded the step before (1 GB/s instead of 0.5).
+        let p = Params { scratch_bytes_per_s: 1e9, recomp_bytes_per_s: Some(1e9), ..base };
+        let rs = 3.0 * (b / 1e9 + b / 500e6 + 50e-6 + wire + b / 500e6 + b / 2e9);
+        let ag = b / 500e6 + 2.0 * b / 1e9 + 3.0 * (50e-6 + wire + b / 500e6);
+        let got = time_s(Allreduce, CprP2p, n, &p).unwrap();
+        assert!(close(got, rs + ag), "{got} {}", rs + ag);
+        // CPR-P2P Bcast on 8 ranks: the 2 inner ranks on the deepest path compress
+        // decoded values at 1 GB/s: 2 x 64 MB / 1 GB/s less than at 0.5 GB/s.
+        let slow = time_s(Bcast, CprP2p, n, &params(8)).unwrap();
+        let fast = time_s(Bcast, CprP2p, n, &Params { recomp_bytes_per_s: Some(1e9), ..params(8) }).unwrap();
+        assert!(close(slow - fast, 2.0 * (n / 500e6 - n / 1e9)), "{slow} {fast}");
+    }
+
+    #[test]
+    fn cpr_tree_ranks_share_cores_with_their_siblings_only() {
+        // 4 ranks on one core, nobody polling: the root and the leaf work alone (a whole
+        // core), the root's two children decode 64 MB at once (half a core each), then
+        // the inner one compresses again alone.
+        let p = Params { host_cores: 1.0, ranks_per_host: 4, fresh_bytes_per_s: 1e9, ..params(4) };
+        let n = 64e6;
+        let (c, d) = (n / 500e6, n / 500e6);
+        let want = n / 1e9 + c + 3.0 * (n / 10.0 / 125e6) + 2.0 * 50e-6 + 2.0 * (d + n / 1e9) + c + d + n / 1e9;
+        let got = time_s(Bcast, CprP2p, n, &p).unwrap();
+        assert!(close(got, want), "{got} {want}");
+        assert_eq!(siblings(3.0, 1), (3, 2));
+        assert_eq!(siblings(3.0, 3), (1, 1));
+    }
+
+    #[test]
+    fn cdr_reduces_compressed_pieces_then_decodes_every_block_once() {
+        let n = 64e6;
+        let b = n / 4.0;
+        // No compressed-domain speed: not priced.
+        assert_eq!(time_s(Allreduce, CompressedDomain, n, &params(4)), None);
+        let p = Params { domain_reduce_bytes_per_s: Some(1e9), ..params(4) };
+        // Reduce-scatter: the first block compressed (32 ms), then 3 steps of compressing
+        // the own piece and reducing it with the partial one (32 + 16 ms) against its
+        // transfer (12.8 ms). Allgather: decoding the 4 blocks (128 ms) outlasts the link
+        // carrying 3 (38.4 ms) and the last chunk's decoding.
+        let want = b / 500e6 + 3.0 * (b / 500e6 + b / 1e9) + 4.0 * b / 500e6;
+        let got = time_s(Allreduce, CompressedDomain, n, &p).unwrap();
+        assert!(close(got, want), "{got} {want}");
+        // A slow link: the transfers set the pace (3 x 128 ms + 50 us each way), then
+        // the last of 8 chunks is decoded after it arrives.
+        let slow = Params { link_bytes_per_s: 12.5e6, ..p };
+        let wire = 50e-6 + b / 10.0 / 12.5e6;
+        let want = b / 500e6 + 3.0 * wire + 3.0 * wire + b / 8.0 / 500e6;
+        let got = time_s(Allreduce, CompressedDomain, n, &slow).unwrap();
+        assert!(close(got, want), "{got} {want}");
     }
 
     #[test]

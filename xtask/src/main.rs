@@ -212,11 +212,13 @@ fn cluster_cmd(c: ClusterCmd) -> Result<ExitCode, String> {
 
 fn probe_line(p: &cluster::Probe) -> String {
     format!(
-        "link probe n0 -> n1: rtt {:.1} us, {} bytes at {:.1} MB/s ({:.3} Gbit/s payload)",
+        "link probe n0 -> n1: rtt {:.1} us, {} bytes at {:.1} MB/s ({:.3} Gbit/s payload); both ways at once {:.1} MB/s each (duplex efficiency {:.3})",
         p.rtt.as_secs_f64() * 1e6,
         p.bytes,
         p.bytes_per_s / 1e6,
-        p.bytes_per_s * 8.0 / 1e9
+        p.bytes_per_s * 8.0 / 1e9,
+        p.two_way_bytes_per_s / 1e6,
+        p.duplex_efficiency()
     )
 }
 

@@ -1,10 +1,12 @@
 //! The emulated multi-node cluster: network namespaces behind a rate-limited bridge,
 //! and an MPI launcher that places one rank in each.
 
+mod duplex;
 mod launch;
 mod net;
 mod probe;
 
+pub use duplex::MpiDuplex;
 pub use net::{LinkSpec, Topology, SUBNET};
 pub use probe::Probe;
 
@@ -68,6 +70,11 @@ impl Cluster {
     /// Measures the link between nodes 0 and 1 with a bulk transfer of `bytes`.
     pub fn probe(&self, bytes: u64) -> Result<Probe, String> {
         probe::measure(&self.topo, bytes)
+    }
+
+    /// Measures plain MPI's one-way and two-way rates with `program` (ccoll-bench).
+    pub fn mpi_duplex(&self, program: &Path) -> Result<MpiDuplex, String> {
+        duplex::measure(self, program)
     }
 
     /// One line describing the cluster, for logs.

@@ -1,6 +1,8 @@
-//! Measuring what a link really delivers: TCP round-trip time with 1-byte messages and
-//! the throughput of one bulk transfer, between node 0 (client) and node 1 (server).
-//! Both ends are this same binary, started inside the namespaces.
+//! Measuring what a link really delivers: TCP round-trip time with 1-byte messages, the
+//! throughput of one bulk transfer, and each direction's throughput while both
+//! directions carry a bulk transfer at once (one flow each way, as a ring step or a
+//! pairwise exchange does), between node 0 (client) and node 1 (server). Both ends are
+//! this same binary, started inside the namespaces.
 
 use super::net::Topology;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -19,10 +21,57 @@ pub struct Probe {
     /// Payload bytes per second of one bulk transfer (time to the receiver's ack).
     pub bytes_per_s: f64,
     pub bytes: u64,
+    /// Payload bytes per second of each direction while both carry `bytes` at once
+    /// (time until the client has the server's bytes and its ack of the client's).
+    pub two_way_bytes_per_s: f64,
+}
+
+impl Probe {
+    /// Share of the one-way rate each direction keeps while the other one is busy too:
+    /// the cost model's duplex efficiency.
+    pub fn duplex_efficiency(&self) -> f64 {
+        (self.two_way_bytes_per_s / self.bytes_per_s).clamp(0.0, 1.0)
+    }
+}
+
+/// Writes `bytes` bytes of filler to `s`.
+fn send_bulk(s: &mut impl Write, bytes: u64) -> std::io::Result<()> {
+    let buf = vec![0x5au8; 1 << 20];
+    let mut left = bytes;
+    while left > 0 {
+        let n = left.min(buf.len() as u64) as usize;
+        s.write_all(&buf[..n])?;
+        left -= n as u64;
+    }
+    Ok(())
+}
+
+/// Reads and drops exactly `bytes` bytes from `s`.
+fn recv_bulk(s: &mut impl Read, bytes: u64) -> std::io::Result<()> {
+    let mut buf = vec![0u8; 1 << 20];
+    let mut left = bytes;
+    while left > 0 {
+        let n = s.read(&mut buf[..left.min(1 << 20) as usize])?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        left -= n as u64;
+    }
+    Ok(())
+}
+
+/// Sends `bytes` on a clone of `s` from a second thread while reading as many from `s`.
+fn both_ways(s: &mut TcpStream, bytes: u64) -> std::io::Result<()> {
+    let mut tx = s.try_clone()?;
+    let sender = std::thread::spawn(move || send_bulk(&mut tx, bytes));
+    let got = recv_bulk(s, bytes);
+    sender.join().map_err(|_| std::io::Error::other("probe sender panicked"))??;
+    got
 }
 
 /// Server side: accepts one connection, echoes `PINGS` single bytes, then reads an
-/// 8-byte length and that many bytes, and acknowledges with one byte.
+/// 8-byte length and that many bytes, and acknowledges with one byte; then sends as many
+/// bytes while it receives as many again, and acknowledges those with one byte.
 pub fn serve(port: u16) -> std::io::Result<()> {
     let listener = TcpListener::bind(("0.0.0.0", port))?;
     println!("ready");
@@ -36,16 +85,11 @@ pub fn serve(port: u16) -> std::io::Result<()> {
     }
     let mut len = [0u8; 8];
     s.read_exact(&mut len)?;
-    let mut left = u64::from_le_bytes(len);
-    let mut buf = vec![0u8; 1 << 20];
-    while left > 0 {
-        let n = s.read(&mut buf[..left.min(1 << 20) as usize])?;
-        if n == 0 {
-            return Err(std::io::ErrorKind::UnexpectedEof.into());
-        }
-        left -= n as u64;
-    }
-    s.write_all(&[1])
+    let bytes = u64::from_le_bytes(len);
+    recv_bulk(&mut s, bytes)?;
+    s.write_all(&[1])?;
+    both_ways(&mut s, bytes)?;
+    s.write_all(&[2])
 }
 
 /// Client side: measures against `addr` and prints one line `rtt_us=.. bytes=.. MBps=..`.
@@ -61,18 +105,17 @@ pub fn client(addr: &str, port: u16, bytes: u64) -> std::io::Result<Probe> {
         rtts.push(t.elapsed());
     }
     rtts.sort();
-    let buf = vec![0x5au8; 1 << 20];
     let t = Instant::now();
     s.write_all(&bytes.to_le_bytes())?;
-    let mut left = bytes;
-    while left > 0 {
-        let n = left.min(buf.len() as u64) as usize;
-        s.write_all(&buf[..n])?;
-        left -= n as u64;
-    }
+    send_bulk(&mut s, bytes)?;
     s.read_exact(&mut b)?;
-    let p = Probe { rtt: rtts[PINGS / 2], bytes_per_s: bytes as f64 / t.elapsed().as_secs_f64(), bytes };
-    println!("rtt_us={:.1} bytes={} MBps={:.2}", p.rtt.as_secs_f64() * 1e6, p.bytes, p.bytes_per_s / 1e6);
+    let one_way = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    both_ways(&mut s, bytes)?;
+    s.read_exact(&mut b)?;
+    let two_way = t.elapsed().as_secs_f64();
+    let p = Probe { rtt: rtts[PINGS / 2], bytes_per_s: bytes as f64 / one_way, bytes, two_way_bytes_per_s: bytes as f64 / two_way };
+    println!("rtt_us={:.1} bytes={} MBps={:.2} two_way_MBps={:.2}", p.rtt.as_secs_f64() * 1e6, p.bytes, p.bytes_per_s / 1e6, p.two_way_bytes_per_s / 1e6);
     Ok(p)
 }
 
@@ -115,6 +158,7 @@ fn parse_line(text: &str) -> Option<Probe> {
         rtt: Duration::from_secs_f64(field("rtt_us=")? * 1e-6),
         bytes: field("bytes=")? as u64,
         bytes_per_s: field("MBps=")? * 1e6,
+        two_way_bytes_per_s: field("two_way_MBps=")? * 1e6,
     })
 }
 
@@ -135,10 +179,12 @@ mod tests {
             .expect("client connects");
         server.join().unwrap().unwrap();
         assert_eq!(p.bytes, 8 << 20);
-        assert!(p.bytes_per_s > 1e6 && p.rtt < Duration::from_millis(50), "{p:?}");
-        let q = parse_line("rtt_us=52.5 bytes=1000 MBps=118.8\n").unwrap();
+        assert!(p.bytes_per_s > 1e6 && p.two_way_bytes_per_s > 1e6 && p.rtt < Duration::from_millis(50), "{p:?}");
+        assert!(p.duplex_efficiency() > 0.0 && p.duplex_efficiency() <= 1.0, "{p:?}");
+        let q = parse_line("rtt_us=52.5 bytes=1000 MBps=118.8 two_way_MBps=71.28\n").unwrap();
         assert_eq!((q.bytes, q.rtt.as_micros()), (1000, 52));
         assert!((q.bytes_per_s - 118.8e6).abs() < 1.0);
+        assert!((q.duplex_efficiency() - 0.6).abs() < 1e-9, "{q:?}");
         assert!(parse_line("garbage").is_none());
     }
 }

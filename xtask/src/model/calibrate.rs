@@ -1,8 +1,11 @@
 //! Calibration: the codec's single-core compression and decompression throughput and
-//! ratio, the element-wise reduction throughput and the cost of writing fresh memory,
-//! measured in this process as CPU time (robust to other work on a shared machine).
+//! ratio, its compression of data it decoded itself, the compressed-domain reduction
+//! of two of its streams, the element-wise reduction throughput and the cost of
+//! writing fresh memory, measured in this process as CPU time (robust to other work on
+//! a shared machine).
 
-use codec_host::{Backend, Codec, CpuExecutor, Shape, SzxLayout};
+use codec_host::elementwise::ReduceOp;
+use codec_host::{Backend, Codec, CpuExecutor, ErrorBound, Shape, SzxLayout};
 use collectives::model::Params;
 
 /// A codec pass's cost per uncompressed byte, `per_byte + per_output_byte / ratio`
@@ -42,11 +45,24 @@ impl PassCost {
 pub struct Calibration {
     pub compress: PassCost,
     pub decompress: PassCost,
+    /// Compressing values the codec decoded itself (what CPR-P2P's inner ranks compress
+    /// again), at the ratio the original values reached.
+    pub recompress: PassCost,
+    /// Reducing two compressed streams into one without decoding them
+    /// (`codec_host::szx::reduce`, the `cdr` Allreduce), at the result's ratio; `None`
+    /// where the codec figures were given instead of measured.
+    pub domain_reduce: Option<PassCost>,
     pub reduce_bytes_per_s: f64,
     /// Writing a freshly allocated buffer (the kernel maps and zeroes every page).
     pub fresh_bytes_per_s: f64,
+    /// Zeroing a buffer whose pages are already mapped (scratch the allocator reuses).
+    pub scratch_bytes_per_s: f64,
     /// Finding the finite value range of the input (relative bounds).
     pub scan_bytes_per_s: f64,
+    /// Memory traffic (bytes read plus written) per second of one core while every core
+    /// of this machine streams at once: a node's memory bandwidth per core, which caps
+    /// what a multi-core codec pass can move.
+    pub core_mem_bytes_per_s: f64,
     pub ratio: f64,
     /// The ratio of the second measurement (the sum of fields), where there is one.
     pub second_ratio: Option<f64>,
@@ -64,12 +80,28 @@ impl Calibration {
     /// Given codec figures (at every ratio); the memory figures are still measured.
     pub fn given(comp: f64, decomp: f64, ratio: f64) -> Calibration {
         let flat = |v: f64| PassCost { per_byte_s: 1.0 / v, per_output_byte_s: 0.0 };
-        Calibration { compress: flat(comp), decompress: flat(decomp), reduce_bytes_per_s: reduce_throughput(), fresh_bytes_per_s: fresh_throughput(), scan_bytes_per_s: scan_throughput(), ratio, second_ratio: None, measured: false }
+        Calibration {
+            compress: flat(comp),
+            decompress: flat(decomp),
+            recompress: flat(comp),
+            domain_reduce: None,
+            reduce_bytes_per_s: reduce_throughput(),
+            fresh_bytes_per_s: fresh_throughput(),
+            scratch_bytes_per_s: scratch_throughput(),
+            scan_bytes_per_s: scan_throughput(),
+            core_mem_bytes_per_s: core_memory_bandwidth(),
+            ratio,
+            second_ratio: None,
+            measured: false,
+        }
     }
 
-    /// Measures `codec` on `dataset` with one thread (best of three), on one field and on
-    /// the sum of [`SUMMED`] fields.
-    pub fn measure(dataset: &str, codec: &str) -> Result<Calibration, String> {
+    /// Measures `codec` on `dataset` (best of three), on one field and on the sum of
+    /// [`SUMMED`] fields, with an executor of `threads` threads as a rank's codec runs
+    /// (SZx takes a fused one-pass path on one thread and a two-pass parallel one on
+    /// more): the figures are bytes per CPU second of the process, one thread's speed on
+    /// the path the collectives take.
+    pub fn measure(dataset: &str, codec: &str, threads: usize) -> Result<Calibration, String> {
         let spec = datasets::parse_spec(dataset).map_err(|e| e.to_string())?;
         let field = |k: u64| spec.load_len(VALUES, datasets::DEFAULT_SEED.wrapping_add(k)).map(|f| f.values.to_f32()).map_err(|e| e.to_string());
         let data = field(0)?;
@@ -78,17 +110,29 @@ impl Calibration {
             summed.iter_mut().zip(field(k)?).for_each(|(a, b)| *a += b);
         }
         let codec = parse_codec(codec)?;
-        let one = Backend::with_executor(CpuExecutor::new(1).map_err(|e| e.to_string())?);
-        let at = measure_pass(&data, &codec, &one)?;
-        let summed = measure_pass(&summed, &codec, &one)?;
+        let exec = Backend::with_executor(CpuExecutor::new(threads.max(1)).map_err(|e| e.to_string())?);
+        let at = measure_pass(&data, &codec, &exec)?;
+        let sum = measure_pass(&summed, &codec, &exec)?;
+        let line = |f: fn(&Pass) -> f64| PassCost::through((at.ratio, 1.0 / f(&at)), (sum.ratio, 1.0 / f(&sum)));
+        // The compressed-domain reduction: a field with another (two snapshots' sum), and
+        // the sum of four with a field (a later ring step's partial sum), both coded with
+        // one absolute bound as the collectives code them (a shared quantisation grid).
+        let other = field(SUMMED)?;
+        let fixed = absolute(&codec, &data)?;
+        let pair = measure_domain_reduce(&data, &other, &fixed, &exec)?;
+        let later = measure_domain_reduce(&summed, &other, &fixed, &exec)?;
         Ok(Calibration {
-            compress: PassCost::through((at.ratio, 1.0 / at.comp), (summed.ratio, 1.0 / summed.comp)),
-            decompress: PassCost::through((at.ratio, 1.0 / at.decomp), (summed.ratio, 1.0 / summed.decomp)),
+            compress: line(|x| x.comp),
+            decompress: line(|x| x.decomp),
+            recompress: line(|x| x.recomp),
+            domain_reduce: Some(PassCost::through((pair.1, 1.0 / pair.0), (later.1, 1.0 / later.0))),
             reduce_bytes_per_s: reduce_throughput(),
             fresh_bytes_per_s: fresh_throughput(),
+            scratch_bytes_per_s: scratch_throughput(),
             scan_bytes_per_s: scan_throughput(),
+            core_mem_bytes_per_s: core_memory_bandwidth(),
             ratio: at.ratio,
-            second_ratio: Some(summed.ratio),
+            second_ratio: Some(sum.ratio),
             measured: true,
         })
     }
@@ -102,10 +146,13 @@ impl Calibration {
             alpha_s: 0.0,
             comp_bytes_per_s: self.compress.bytes_per_s(ratio) * cores,
             decomp_bytes_per_s: self.decompress.bytes_per_s(ratio) * cores,
+            recomp_bytes_per_s: Some(self.recompress.bytes_per_s(ratio) * cores),
+            domain_reduce_bytes_per_s: self.domain_reduce.map(|c| c.bytes_per_s(ratio) * cores),
             // Measured over 64 MiB: a fixed cost per pass is inside the throughput.
             codec_call_s: 0.0,
             reduce_bytes_per_s: self.reduce_bytes_per_s * cores,
             fresh_bytes_per_s: self.fresh_bytes_per_s * cores,
+            scratch_bytes_per_s: self.scratch_bytes_per_s * cores,
             scan_bytes_per_s: self.scan_bytes_per_s * cores,
             ratio,
             ..Params::IDEAL
@@ -113,18 +160,27 @@ impl Calibration {
     }
 
     pub fn describe(&self) -> String {
+        let second = self.second_ratio.unwrap_or(self.ratio);
+        let mbps = |c: &PassCost, ratio: f64| c.bytes_per_s(ratio) / 1e6;
+        let domain = |ratio: f64| self.domain_reduce.map_or("-".to_string(), |c| format!("{:.0}", mbps(&c, ratio)));
         format!(
-            "calibration ({}, one core, CPU time): compress {:.0} MB/s, decompress {:.0} MB/s at ratio {:.2} ({:.0} / {:.0} MB/s at ratio {:.2}); reduce {:.0} MB/s; writing fresh memory {:.0} MB/s; value-range scan {:.0} MB/s",
+            "calibration ({}, per thread, CPU time): compress {:.0} MB/s, decompress {:.0} MB/s, compress its decoded output {:.0} MB/s, compressed-domain reduction {} MB/s at ratio {:.2} ({:.0} / {:.0} / {:.0} / {} MB/s at ratio {:.2}); reduce {:.0} MB/s; writing fresh memory {:.0} MB/s, zeroing mapped memory {:.0} MB/s; value-range scan {:.0} MB/s; memory traffic per core with all cores streaming {:.0} MB/s",
             if self.measured { "measured" } else { "given" },
-            self.compress.bytes_per_s(self.ratio) / 1e6,
-            self.decompress.bytes_per_s(self.ratio) / 1e6,
+            mbps(&self.compress, self.ratio),
+            mbps(&self.decompress, self.ratio),
+            mbps(&self.recompress, self.ratio),
+            domain(self.ratio),
             self.ratio,
-            self.compress.bytes_per_s(self.second_ratio.unwrap_or(self.ratio)) / 1e6,
-            self.decompress.bytes_per_s(self.second_ratio.unwrap_or(self.ratio)) / 1e6,
-            self.second_ratio.unwrap_or(self.ratio),
+            mbps(&self.compress, second),
+            mbps(&self.decompress, second),
+            mbps(&self.recompress, second),
+            domain(second),
+            second,
             self.reduce_bytes_per_s / 1e6,
             self.fresh_bytes_per_s / 1e6,
-            self.scan_bytes_per_s / 1e6
+            self.scratch_bytes_per_s / 1e6,
+            self.scan_bytes_per_s / 1e6,
+            self.core_mem_bytes_per_s / 1e6
         )
     }
 }
@@ -133,6 +189,8 @@ impl Calibration {
 struct Pass {
     comp: f64,
     decomp: f64,
+    /// Compressing the decoded values again.
+    recomp: f64,
     ratio: f64,
 }
 
@@ -145,8 +203,83 @@ fn measure_pass(data: &[f32], codec: &Codec, backend: &Backend) -> Result<Pass, 
     })?;
     let mut out = vec![0f32; data.len()];
     let decomp = best_of(|| codec_host::decompress_into(&stream, &mut out, backend).map(drop).map_err(|e| e.to_string()))?;
+    let recomp = best_of(|| codec.compress(&out, shape, backend).map(drop).map_err(|e| e.to_string()))?;
     let bytes = (data.len() * 4) as f64;
-    Ok(Pass { comp: bytes / comp, decomp: bytes / decomp, ratio: bytes / stream.len() as f64 })
+    Ok(Pass { comp: bytes / comp, decomp: bytes / decomp, recomp: bytes / recomp, ratio: bytes / stream.len() as f64 })
+}
+
+/// Slowdown of codec work when `ranks` ranks, each with an executor of `threads`
+/// threads, compress at once on this machine's `cores` cores, against the same work of
+/// one rank alone with the cores shared perfectly (wall time: what time slicing costs
+/// beyond the CPU it uses, caches refilled and threads waiting for their slices, which a
+/// CPU-time calibration cannot see). Each rank compresses `dataset`'s field in pipeline
+/// chunks of 2 MiB as the collectives do; best of three each. 1 where the ranks' threads
+/// fit the cores.
+pub fn measure_contention(dataset: &str, codec: &str, threads: usize, ranks: usize, cores: usize) -> Result<f64, String> {
+    let spec = datasets::parse_spec(dataset).map_err(|e| e.to_string())?;
+    let data = spec.load_len(VALUES / 4, datasets::DEFAULT_SEED).map(|f| f.values.to_f32()).map_err(|e| e.to_string())?;
+    let codec = parse_codec(codec)?;
+    let chunk = (2 << 20) / 4;
+    let shape = Shape::from_dims(&[chunk]).map_err(|e| e.to_string())?;
+    let backends = (0..ranks.max(1)).map(|_| CpuExecutor::new(threads.max(1)).map(Backend::with_executor)).collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())?;
+    let work = |backend: &Backend| -> Result<(), String> {
+        for piece in data.chunks(chunk).filter(|p| p.len() == chunk) {
+            let stream = codec.compress(piece, shape, backend).map_err(|e| e.to_string())?;
+            let mut out = vec![0f32; chunk];
+            codec_host::decompress_into(&stream, &mut out, backend).map_err(|e| e.to_string())?;
+            std::hint::black_box(&out);
+        }
+        Ok(())
+    };
+    let wall = |n: usize| -> Result<f64, String> {
+        let mut best = f64::INFINITY;
+        for _ in 0..REPEATS {
+            let t = std::time::Instant::now();
+            std::thread::scope(|s| backends[..n].iter().map(|b| s.spawn(move || work(b))).collect::<Vec<_>>().into_iter().try_for_each(|h| h.join().map_err(|_| "calibration thread panicked".to_string())?))?;
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        Ok(best)
+    };
+    let alone = wall(1)?;
+    Ok(contention_of(alone, wall(ranks.max(1))?, ranks, threads, cores))
+}
+
+/// The slowdown of [`measure_contention`]: `ranks` ranks of `threads` threads took
+/// `together` seconds where one alone took `alone`. Shared perfectly, the cores one rank
+/// used alone (its threads, at most the cores) times the ranks would be spread over all
+/// the cores the ranks' threads can fill. Never below 1 (noise).
+fn contention_of(alone: f64, together: f64, ranks: usize, threads: usize, cores: usize) -> f64 {
+    let (ranks, threads, cores) = (ranks.max(1) as f64, threads.max(1) as f64, cores.max(1) as f64);
+    let ideal = alone * threads.min(cores) * ranks / (ranks * threads).min(cores);
+    (together / ideal).max(1.0)
+}
+
+/// `codec` with its bound made absolute over `data`'s value range (a relative bound's
+/// meaning for that field), as a collective fixes one absolute bound for all ranks.
+fn absolute(codec: &Codec, data: &[f32]) -> Result<Codec, String> {
+    match *codec {
+        Codec::Szx { bound: ErrorBound::Rel(r), .. } => {
+            let (lo, hi) = <f32 as codec_host::Element>::finite_range(data).ok_or("the calibration field has no finite value")?;
+            Ok(Codec::szx(ErrorBound::Abs(r * (hi - lo))))
+        }
+        c => Ok(c),
+    }
+}
+
+/// Uncompressed bytes per second of summing the streams of `a` and `b`
+/// ([`codec_host::szx::reduce`] within the codec's bound, on the calling thread) and the
+/// ratio of the result.
+fn measure_domain_reduce(a: &[f32], b: &[f32], codec: &Codec, backend: &Backend) -> Result<(f64, f64), String> {
+    let shape = Shape::from_dims(&[a.len()]).map_err(|e| e.to_string())?;
+    let (sa, sb) = (codec.compress(a, shape, backend).map_err(|e| e.to_string())?, codec.compress(b, shape, backend).map_err(|e| e.to_string())?);
+    let Codec::Szx { bound: ErrorBound::Abs(tolerance), .. } = *codec else { return Err("the compressed-domain reduction needs an absolute bound".into()) };
+    let mut len = 0;
+    let secs = best_of(|| {
+        len = codec_host::szx::reduce::reduce::<f32>(ReduceOp::Sum, &sa, &sb, tolerance).map_err(|e| e.to_string())?.stream.len();
+        Ok(())
+    })?;
+    let bytes = (a.len() * 4) as f64;
+    Ok((bytes / secs, bytes / len.max(1) as f64))
 }
 
 /// An SZx codec as ccoll-bench writes it (`szx-rel=R`, `szx=E`).
@@ -202,6 +335,44 @@ fn fresh_throughput() -> f64 {
     (VALUES * 4) as f64 / secs
 }
 
+/// Values each thread of [`core_memory_bandwidth`] copies: 128 MiB, beyond any cache.
+const STREAM_VALUES: usize = 32 << 20;
+
+/// Bytes read plus written per second of CPU time while every core copies a buffer of
+/// its own at once (one thread per core, best of three): the share of the machine's
+/// memory bandwidth one core gets when all are busy.
+fn core_memory_bandwidth() -> f64 {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut buffers: Vec<(Vec<f32>, Vec<f32>)> = (0..threads).map(|_| (vec![1.0f32; STREAM_VALUES], vec![0.0f32; STREAM_VALUES])).collect();
+    let secs = best_of(|| {
+        std::thread::scope(|s| {
+            for (src, dst) in buffers.iter_mut() {
+                s.spawn(move || {
+                    dst.copy_from_slice(std::hint::black_box(src));
+                    std::hint::black_box(&dst);
+                });
+            }
+        });
+        Ok(())
+    })
+    .expect("infallible");
+    (threads * STREAM_VALUES * 4 * 2) as f64 / secs
+}
+
+/// Bytes per second of zeroing 64 MiB whose pages are already mapped: what a scratch
+/// buffer costs when the allocator hands the same memory out again (it zeroes it, the
+/// kernel does not fault it in).
+fn scratch_throughput() -> f64 {
+    let mut v: Vec<f32> = vec![1.0; VALUES];
+    let secs = best_of(|| {
+        std::hint::black_box(&mut v).fill(0.0);
+        std::hint::black_box(&v);
+        Ok(())
+    })
+    .expect("infallible");
+    (VALUES * 4) as f64 / secs
+}
+
 /// Bytes per second of the pass the collectives use to find the smallest and largest
 /// finite value of 64 MiB of f32 (what a relative bound needs before compressing).
 fn scan_throughput() -> f64 {
@@ -230,6 +401,17 @@ mod tests {
         let flat = PassCost::through((10.0, 0.5e-9), (40.0, 1e-9));
         assert!(flat.per_output_byte_s == 0.0 && flat.per_byte_s > 0.0, "{flat:?}");
         assert!(near(PassCost::through((5.0, 1e-9), (5.0, 3e-9)).bytes_per_s(7.0), 0.5e9));
+    }
+
+    #[test]
+    fn contention_is_the_slowdown_against_perfectly_shared_cores() {
+        // 4 ranks of 2 threads on 2 cores: one alone fills both cores in 1 s, so all four
+        // need 4 s shared perfectly; 5 s is a slowdown of 1.25.
+        assert!((contention_of(1.0, 5.0, 4, 2, 2) - 1.25).abs() < 1e-12);
+        // 4 one-thread ranks on 8 cores run side by side: 1 s ideal, 1.1 s is 1.1.
+        assert!((contention_of(1.0, 1.1, 4, 1, 8) - 1.1).abs() < 1e-12);
+        // Faster than perfect sharing (noise) reads as none.
+        assert_eq!(contention_of(1.0, 3.5, 4, 2, 2), 1.0);
     }
 
     #[test]

@@ -33,13 +33,14 @@ pub struct ModelArgs {
     #[arg(long, default_value_t = 0.96)]
     efficiency: f64,
     /// Share of that payload rate each direction keeps while the other direction carries
-    /// bulk data too (one TCP flow each way) on the emulated links; see docs/cost-model.md.
-    #[arg(long, default_value_t = DUPLEX_EFFICIENCY)]
-    duplex_efficiency: f64,
+    /// data too (one flow each way) on the emulated links: plain MPI's two-way rate over
+    /// its one-way rate, which the demo's MPI probe measures and passes; needed with --csv.
+    #[arg(long)]
+    duplex_efficiency: Option<f64>,
     /// Slowdown of CPU work when all ranks of the emulated host run at once against the
-    /// calibration alone; see docs/cost-model.md.
-    #[arg(long, default_value_t = CONTENTION)]
-    contention: f64,
+    /// calibration alone (default: measured, see docs/cost-model.md).
+    #[arg(long)]
+    contention: Option<f64>,
     /// Cores shared by all ranks of the emulated run (default: this machine's).
     #[arg(long)]
     host_cores: Option<f64>,
@@ -66,9 +67,10 @@ pub struct ModelArgs {
     #[arg(long, value_delimiter = ',', default_value = "1,16")]
     codec_cores: Vec<f64>,
     /// Memory bandwidth of a predicted node, GB/s: multi-core codec and reduction passes
-    /// are capped by the bytes they move through memory.
-    #[arg(long, default_value_t = 100.0)]
-    node_mem_gbps: f64,
+    /// are capped by the bytes they move through memory (default: the calibration's
+    /// per-core memory traffic with every core streaming, times the codec's cores).
+    #[arg(long)]
+    node_mem_gbps: Option<f64>,
     /// ESTIMATED GPU codec throughput, GB/s of f32 input (default: the H100 "local DRAM"
     /// estimates of `cargo xtask gpu-estimate` for SZx in docs/gpu.md); 0 leaves the GPU
     /// table out.
@@ -87,20 +89,6 @@ pub struct ModelArgs {
     predict_latency: Duration,
 }
 
-/// Each direction's share of the payload rate while both directions of an emulated link
-/// carry bulk TCP data: Open MPI's recursive-doubling allgather (0.57), Rabenseifner
-/// allreduce (0.56) and linear alltoall (three flows each way: 0.82, i.e. 0.46 for one)
-/// in the quiet 64 MiB demo run of docs/cost-model.md, rounded to their mean.
-const DUPLEX_EFFICIENCY: f64 = 0.53;
-
-/// Slowdown of CPU work while several of the emulation's co-located ranks compute at
-/// once: fitted to the compressed points of the quiet 64 MiB demo run of
-/// docs/cost-model.md (one value for every operation and algorithm). Memory bandwidth
-/// is not the cause (two cores streaming at once lose nothing on that machine); time
-/// slicing is: four ranks with two codec threads each and polling main threads on two
-/// cores refill their caches and wait for each other's slices.
-const CONTENTION: f64 = 1.25;
-
 /// Points within this fraction of the measurement count as matched.
 const TOLERANCE: f64 = 0.15;
 
@@ -109,25 +97,39 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
         // Codec and reduction speeds measured in a debug build would mean nothing.
         return workspace::rerun_in_release();
     }
+    let host_cores = a.host_cores.unwrap_or_else(|| std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64));
     let given = (a.comp_mbps, a.decomp_mbps, a.ratio);
     let cal = match given {
         (Some(c), Some(d), Some(r)) => Calibration::given(c * 1e6, d * 1e6, r),
         _ => {
-            println!("calibrating: {} on {} (64 MiB, one thread, one field and the sum of four)", a.codec, a.dataset);
-            Calibration::measure(&a.dataset, &a.codec)?
+            // A rank's codec threads on the emulated nodes: the cores over its node's one
+            // rank (collectives' CPU backend).
+            let threads = host_cores.max(1.0) as usize;
+            println!("calibrating: {} on {} (64 MiB, one field and the sum of four, codec on {threads} threads as the emulated ranks run it)", a.codec, a.dataset);
+            Calibration::measure(&a.dataset, &a.codec, threads)?
         }
     };
     println!("{}", cal.describe());
-    let host_cores = a.host_cores.unwrap_or_else(|| std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64));
     let mut ok = true;
     let mut rows = Vec::new();
     if let Some(csv) = &a.csv {
         let text = std::fs::read_to_string(csv).map_err(|e| format!("{}: {e}", csv.display()))?;
         rows = bench_csv::parse_all(&text);
+        let duplex = a.duplex_efficiency.ok_or("--csv needs --duplex-efficiency: plain MPI's two-way rate over its one-way rate, which the demo's MPI probe measures (docs/cost-model.md, Calibration)")?;
+        let ranks = rows.iter().map(|r| r.ranks).max().unwrap_or(1);
+        let contention = match a.contention {
+            Some(k) => k,
+            None => {
+                let threads = host_cores.max(1.0) as usize;
+                let k = calibrate::measure_contention(&a.dataset, &a.codec, threads, ranks, threads)?;
+                println!("contention (measured, wall time): {ranks} ranks of {threads} codec threads compressing at once on {threads} cores take {k:.2}x the perfectly shared time");
+                k
+            }
+        };
         let emulated = Emulated {
             link_bytes_per_s: a.link as f64 / 8.0 * a.efficiency,
-            duplex_efficiency: a.duplex_efficiency,
-            contention: a.contention,
+            duplex_efficiency: duplex,
+            contention,
             alpha_s: a.latency.as_secs_f64(),
             host_cores,
             background_load: a.background_load,
@@ -140,7 +142,7 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
     let ratios = op_ratios(&rows, cal.ratio);
     let alpha = a.predict_latency.as_secs_f64();
     for &cores in &a.codec_cores {
-        let mem = a.node_mem_gbps * 1e9;
+        let mem = a.node_mem_gbps.map_or(cal.core_mem_bytes_per_s * cores, |g| g * 1e9);
         // A pass moves its input and its output through memory: compression reads n,
         // decompression writes n (plus the small compressed side); a reduction moves 3n.
         let base = Params {
@@ -153,7 +155,7 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
             scan_bytes_per_s: (cal.scan_bytes_per_s * cores).min(mem),
             ..cal.params(cal.ratio, cores)
         };
-        let codec = Codec { name: format!("CPU, {cores} core(s) per rank (measured one-core speed x cores, capped by {:.0} GB/s of memory)", a.node_mem_gbps), base, cal: Some((&cal, cores, mem)) };
+        let codec = Codec { name: format!("CPU, {cores} core(s) per rank (measured one-core speed x cores, capped by {:.1} GB/s of memory)", mem / 1e9), base, cal: Some((&cal, cores, mem)) };
         println!("{}", predictions(&codec, &ratios, bytes));
     }
     if a.gpu_comp_gbps > 0.0 && a.gpu_decomp_gbps > 0.0 {
@@ -201,6 +203,9 @@ impl Emulated {
             alpha_s: self.alpha_s,
             host_cores: self.host_cores,
             ranks_per_host: ranks,
+            // Each emulated node runs one rank, so the codec takes every core as its
+            // threads (collectives' CPU backend: the cores over the node's local ranks).
+            codec_threads: self.host_cores.max(1.0).floor(),
             background_load: self.background_load,
             busy_wait: true,
             ..cal.params(ratio, 1.0)
@@ -279,6 +284,8 @@ impl Codec<'_> {
                 ratio,
                 comp_bytes_per_s: (cal.compress.bytes_per_s(ratio) * cores).min(mem),
                 decomp_bytes_per_s: (cal.decompress.bytes_per_s(ratio) * cores).min(mem),
+                recomp_bytes_per_s: Some((cal.recompress.bytes_per_s(ratio) * cores).min(mem)),
+                domain_reduce_bytes_per_s: cal.domain_reduce.map(|c| (c.bytes_per_s(ratio) * cores).min(mem)),
                 ..self.base
             },
             None => Params { ratio, ..self.base },
@@ -374,7 +381,20 @@ mod tests {
 
     fn cal() -> Calibration {
         let flat = |v: f64| PassCost { per_byte_s: 1.0 / v, per_output_byte_s: 0.0 };
-        Calibration { compress: flat(800e6), decompress: flat(900e6), reduce_bytes_per_s: 2e9, fresh_bytes_per_s: 3e9, scan_bytes_per_s: 6e9, ratio: 30.0, second_ratio: None, measured: false }
+        Calibration {
+            compress: flat(800e6),
+            decompress: flat(900e6),
+            recompress: flat(1000e6),
+            domain_reduce: Some(flat(1500e6)),
+            reduce_bytes_per_s: 2e9,
+            fresh_bytes_per_s: 3e9,
+            scratch_bytes_per_s: 12e9,
+            scan_bytes_per_s: 6e9,
+            core_mem_bytes_per_s: 5e9,
+            ratio: 30.0,
+            second_ratio: None,
+            measured: false,
+        }
     }
 
     fn run() -> Emulated {
@@ -425,6 +445,10 @@ mod tests {
     fn emulated_points_poll_share_cores_and_write_fresh_buffers() {
         let p = run().params(&cal(), 4, 12.0);
         assert!(p.busy_wait && p.ranks_per_host == 4 && p.host_cores == 2.0 && p.ratio == 12.0);
+        // One rank per emulated node: its codec runs on both cores' threads.
+        assert_eq!(p.codec_threads, 2.0);
+        let near = |x: Option<f64>, want: f64| x.is_some_and(|x| (x / want - 1.0).abs() < 1e-12);
+        assert!(near(p.recomp_bytes_per_s, 1000e6) && near(p.domain_reduce_bytes_per_s, 1500e6), "{p:?}");
         assert_eq!((p.comp_bytes_per_s, p.fresh_bytes_per_s, p.duplex_efficiency), (800e6, 3e9, 0.5));
     }
 
@@ -445,5 +469,11 @@ mod tests {
         assert!(s.contains("25 Gbit/s") && s.contains("100 Gbit/s") && s.contains("allreduce 11.0"), "{s}");
         // The memory cap holds the 16-core codec at 100 GB/s.
         assert_eq!(codec.at(11.0).comp_bytes_per_s, 100e9f64.min(800e6 * 16.0));
+        // Recompression and the compressed-domain reduction scale with the cores too,
+        // under the same memory cap (20 GB/s here).
+        let capped = Codec { cal: Some((&c, 16.0, 20e9)), ..codec };
+        let near = |x: Option<f64>, want: f64| x.is_some_and(|x| (x / want - 1.0).abs() < 1e-12);
+        let at = capped.at(11.0);
+        assert!(near(at.recomp_bytes_per_s, 16e9) && near(at.domain_reduce_bytes_per_s, 20e9), "{at:?}");
     }
 }

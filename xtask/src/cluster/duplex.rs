@@ -1,0 +1,100 @@
+//! The share of the link rate plain MPI keeps in each direction while both directions
+//! carry data, measured with MPI itself on the emulated cluster: a ping-pong (one
+//! direction at a time) and a recursive-doubling allgather (every rank exchanging with a
+//! partner both ways at once, the pattern of Open MPI's Allreduce, Allgather and
+//! Alltoall). The raw TCP probe keeps nearly its whole rate both ways; MPI does not (its
+//! ranks drive the sockets from their own threads, on the cores they share), so the
+//! cost model's duplex efficiency comes from this probe.
+
+use super::Cluster;
+use crate::bench_csv::Row;
+use crate::units::fmt_size;
+use std::path::Path;
+use std::time::Duration;
+
+/// Message size of the probe: a few MiB, far from the demo's sizes.
+pub const PROBE_BYTES: u64 = 8 << 20;
+
+/// What the MPI probe measured.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MpiDuplex {
+    /// Payload bytes per second of a message with the reverse direction idle.
+    pub one_way_bytes_per_s: f64,
+    /// Payload bytes per second of each direction while both carry data.
+    pub two_way_bytes_per_s: f64,
+}
+
+impl MpiDuplex {
+    /// The cost model's duplex efficiency: the two-way rate over the one-way rate.
+    pub fn efficiency(&self) -> f64 {
+        (self.two_way_bytes_per_s / self.one_way_bytes_per_s).clamp(0.0, 1.0)
+    }
+
+    /// From ccoll-bench's plain-MPI rows at one size: `p2p` reports half a ping-pong's
+    /// round trip, which the ranks that start it (the slowest) time whole: one message
+    /// of `bytes`; `allgather` on `p` ranks (a power of two below 32, where Open MPI runs
+    /// recursive doubling) moves `(p - 1) bytes` each way per rank, done when the slowest
+    /// rank is. At one size MPI's per-message overheads (and each output's fresh pages,
+    /// in about the same proportion to the bytes moved) weigh alike on both, so their
+    /// ratio is what the reverse direction's traffic costs.
+    pub fn from_rows(p2p: &Row, allgather: &Row) -> Result<MpiDuplex, String> {
+        let p = allgather.ranks;
+        if !(2..32).contains(&p) || !p.is_power_of_two() {
+            return Err(format!("the two-way probe needs a power of two below 32 ranks (recursive doubling), not {p}"));
+        }
+        if p2p.bytes != allgather.bytes {
+            return Err(format!("the MPI probe's sizes differ: {} and {} bytes", p2p.bytes, allgather.bytes));
+        }
+        if p2p.lat_max_us <= 0.0 || allgather.lat_max_us <= 0.0 {
+            return Err("the MPI probe measured no time".into());
+        }
+        Ok(MpiDuplex {
+            one_way_bytes_per_s: p2p.bytes as f64 / (p2p.lat_max_us * 1e-6),
+            two_way_bytes_per_s: (p - 1) as f64 * allgather.bytes as f64 / (allgather.lat_max_us * 1e-6),
+        })
+    }
+}
+
+/// Runs the two plain-MPI measurements with `program` (ccoll-bench) on `cluster`.
+pub fn measure(cluster: &Cluster, program: &Path) -> Result<MpiDuplex, String> {
+    let row = |op: &str| -> Result<Row, String> {
+        let args: Vec<String> =
+            ["--op", op, "--algo", "mpi", "--codec", "szx-rel:1e-3", "--sizes", &fmt_size(PROBE_BYTES), "--iters", "10", "--warmup", "1", "--format", "csv"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+        let mut got = None;
+        let status = cluster.run_mpi(program, &args, Duration::from_secs(120), |line| got = got.take().or_else(|| Row::parse(line)))?;
+        match got {
+            Some(r) if status.success() => Ok(r),
+            _ => Err(format!("MPI probe ({op}): ccoll-bench exited with {status} and no result")),
+        }
+    };
+    MpiDuplex::from_rows(&row("p2p")?, &row("allgather")?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(op: &str, ranks: usize, avg_ms: f64, max_ms: f64) -> Row {
+        Row::parse(&format!("{op},mpi,szx-rel=1e-3,{ranks},4194304,{},0,{},1,0,0,true", avg_ms * 1e3, max_ms * 1e3)).unwrap()
+    }
+
+    #[test]
+    fn duplex_efficiency_is_the_two_way_rate_over_the_one_way_rate() {
+        // 4 MiB one way in 35 ms (the slowest rank; the echoing ones report less): 119.8
+        // MB/s. Recursive doubling on 4 ranks moves 12 MiB each way; 175 ms for the
+        // slowest rank is 71.9 MB/s: 0.6 of the one-way rate.
+        let d = MpiDuplex::from_rows(&row("p2p", 4, 26.0, 35.0), &row("allgather", 4, 170.0, 175.0)).unwrap();
+        assert!((d.one_way_bytes_per_s - 4194304.0 / 0.035).abs() < 1.0, "{d:?}");
+        assert!((d.two_way_bytes_per_s - 3.0 * 4194304.0 / 0.175).abs() < 1.0, "{d:?}");
+        assert!((d.efficiency() - 0.6).abs() < 1e-12, "{d:?}");
+        // Not recursive doubling, different sizes, or nothing measured: an error.
+        let mut other = row("allgather", 4, 170.0, 175.0);
+        other.bytes *= 2;
+        assert!(MpiDuplex::from_rows(&row("p2p", 4, 35.0, 36.0), &other).is_err());
+        assert!(MpiDuplex::from_rows(&row("p2p", 4, 35.0, 36.0), &row("allgather", 6, 170.0, 175.0)).is_err());
+        assert!(MpiDuplex::from_rows(&row("p2p", 4, 0.0, 0.0), &row("allgather", 4, 170.0, 175.0)).is_err());
+    }
+}
