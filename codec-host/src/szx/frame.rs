@@ -6,7 +6,8 @@
 use std::sync::{Mutex, PoisonError};
 
 use codec_kernels::szx::coding::{is_coded, state, SIZE_ENTRY_BYTES};
-use codec_kernels::szx::{decode_block, encode_block, payload_len, plan_block, plan_encode_block, BlockError, BlockPlan, SzxFloat, Tolerance};
+use codec_kernels::szx::decode::{decode_block_with, ByteLookup};
+use codec_kernels::szx::{encode_block, payload_len, plan_block, plan_encode_block, BlockError, BlockPlan, SzxFloat, Tolerance};
 
 use super::isa::multiversion;
 use crate::{CpuExecutor, Element, Error, Result};
@@ -203,23 +204,32 @@ fn frame_tiles<'a, T: Element>(chunk: usize, frame: &'a [u8], block: usize, out:
 
 multiversion! {
     /// Decodes the blocks of one tile.
-    fn decode_tile(tile: DecodeTile<'_, T>, block: usize) -> Result<()> = decode_tile_body;
+    fn decode_tile(tile: DecodeTile<'_, T>, block: usize) -> Result<()> = decode_tile_body, with lookup;
 }
 
 #[inline(always)]
-fn decode_tile_body<T: Element>(tile: DecodeTile<'_, T>, block: usize) -> Result<()> {
+fn decode_tile_body<T: Element>(tile: DecodeTile<'_, T>, block: usize, lookup: impl ByteLookup) -> Result<()> {
     let (mut rank, mut pos) = (0usize, 0usize);
-    for (j, (&s, x)) in tile.states.iter().zip(tile.out.chunks_mut(block)).enumerate() {
-        // Zero blocks (no payload, no size entry) are the common case of sparse fields.
+    let (states, out) = (tile.states, tile.out);
+    let n = out.len();
+    let mut j = 0;
+    while let Some(&s) = states.get(j) {
+        let at = j * block;
+        // Runs of zero blocks (no payload, no size entry), the common case of sparse
+        // fields: one fill each.
         if s == state::ZERO {
-            x.fill(<T as SzxFloat>::ZERO);
+            let run = states[j..].iter().take_while(|&&s| s == state::ZERO).count();
+            out[at..(at + run * block).min(n)].fill(<T as SzxFloat>::ZERO);
+            j += run;
             continue;
         }
+        let x = &mut out[at..(at + block).min(n)];
         let fail = |e| corrupt(tile.chunk, tile.first_block + j, e);
         let len = block_len::<T>(s, x.len(), tile.sizes, &mut rank).map_err(fail)?;
         let payload = tile.payloads.get(pos..pos + len).ok_or_else(|| fail(BlockError::BadLength))?;
-        decode_block(s, payload, x).map_err(fail)?;
+        decode_block_with(s, payload, x, lookup).map_err(fail)?;
         pos += len;
+        j += 1;
     }
     Ok(())
 }

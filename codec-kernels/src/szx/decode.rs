@@ -32,6 +32,34 @@ pub fn payload_len<T: SzxFloat>(state: u8, n: usize, coded_size: usize) -> Resul
 /// block's values; its length is the block's length).
 #[inline(always)]
 pub fn decode_block<T: SzxFloat>(state: u8, payload: &[u8], out: &mut [T]) -> Result<(), BlockError> {
+    decode_block_with(state, payload, out, ScalarLookup)
+}
+
+/// The byte look-ups of the decoder (which stored byte or residual each value of a
+/// group takes): `table[index[i]]` for every `i`, indices below [`LOOKUP_TABLE`]. A
+/// processor with a byte-permute instruction does a group's in one.
+pub trait ByteLookup: Copy {
+    fn lookup(self, table: &[u8; LOOKUP_TABLE], index: &[u8; GROUP]) -> [u8; GROUP];
+}
+
+/// Entries of a look-up table: the previous group's last byte, then one per value of
+/// the group (a power of two, so an index masked to it needs no check).
+pub const LOOKUP_TABLE: usize = 2 * GROUP;
+
+/// [`ByteLookup`] one byte at a time (any processor).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ScalarLookup;
+
+impl ByteLookup for ScalarLookup {
+    #[inline(always)]
+    fn lookup(self, table: &[u8; LOOKUP_TABLE], index: &[u8; GROUP]) -> [u8; GROUP] {
+        core::array::from_fn(|i| table[index[i] as usize & (LOOKUP_TABLE - 1)])
+    }
+}
+
+/// [`decode_block`] with the byte look-ups of `lookup` (the same values whichever).
+#[inline(always)]
+pub fn decode_block_with<T: SzxFloat, L: ByteLookup>(state: u8, payload: &[u8], out: &mut [T], lookup: L) -> Result<(), BlockError> {
     let kind = checked_kind::<T>(state, payload, out.len())?;
     match kind {
         BlockKind::Zero => out.fill(T::ZERO),
@@ -54,9 +82,9 @@ pub fn decode_block<T: SzxFloat>(state: u8, payload: &[u8], out: &mut [T]) -> Re
                 None => body,
             };
             match c.mode {
-                mode::OFFSET => decode_coded::<T, { mode::OFFSET }>(&c, codes, body, out),
-                mode::QUANT => decode_coded::<T, { mode::QUANT }>(&c, codes, body, out),
-                _ => decode_coded::<T, { mode::DIRECT }>(&c, codes, body, out),
+                mode::OFFSET => decode_coded::<T, L, { mode::OFFSET }>(&c, codes, body, out, lookup),
+                mode::QUANT => decode_coded::<T, L, { mode::QUANT }>(&c, codes, body, out, lookup),
+                _ => decode_coded::<T, L, { mode::DIRECT }>(&c, codes, body, out, lookup),
             }
         }
     }
@@ -153,11 +181,13 @@ fn check_sections<T: SzxFloat>(c: &Coding<T>, n: usize, codes: &[u8], body: &[u8
 }
 
 /// Rebuilds the values of a coded block whose sections were checked. Per group: the
-/// whole bytes (a scalar pass, each value's depending on the previous one), the
-/// residuals (at fixed positions unless the group holds a repeat code), then the
-/// patterns and values (vector code over the whole group).
+/// whole bytes (with one whole byte, the common case of fixed-point blocks, a byte
+/// look-up per value at the running count of stored ones; else a scalar pass, each
+/// value's depending on the previous one), the residuals (unpacked at fixed positions,
+/// then looked up the same way if the group holds a repeat code), then the patterns and
+/// values (vector code over the whole group).
 #[inline(always)]
-fn decode_coded<T: SzxFloat, const M: u8>(c: &Coding<T>, codes: &[u8], body: &[u8], out: &mut [T]) {
+fn decode_coded<T: SzxFloat, L: ByteLookup, const M: u8>(c: &Coding<T>, codes: &[u8], body: &[u8], out: &mut [T], lookup: L) {
     let width = T::Bits::BITS;
     let (q, r) = (c.req_bytes, c.resi_bits);
     // Per code: the whole bytes stored (the low ones of the whole-byte integer `u`) and
@@ -173,25 +203,27 @@ fn decode_coded<T: SzxFloat, const M: u8>(c: &Coding<T>, codes: &[u8], body: &[u
     let resi_shift = width - c.keep_bits();
     let resi_mask = (1u64 << r) - 1;
     let mut pos = 0usize;
-    let (mut prev_u, mut prev_res) = (T::Bits::ZERO, 0u32);
+    let (mut prev_u, mut prev_res) = (T::Bits::ZERO, 0u8);
     let mut u = [T::Bits::ZERO; GROUP];
-    let mut res = [0u32; GROUP];
+    let mut res = [0u8; GROUP];
     let mut lead = [0u8; GROUP];
+    let mut table = [0u8; LOOKUP_TABLE];
     for (outs, codes) in out.chunks_mut(GROUP).zip(codes.chunks(GROUP / 4)) {
         unpack_codes(codes, &mut lead);
         let m = outs.len();
         if q == 1 {
-            // One whole byte: value i's is the last one stored up to it (code 0).
-            // Counting them replaces the per-value masks and table look-ups.
-            let mut stored = 0usize;
-            for (u, &l) in u[..m].iter_mut().zip(&lead) {
-                stored += (l == 0) as usize;
-                if let Some(i) = stored.checked_sub(1) {
-                    prev_u = T::Bits::from_u32(body.get(pos + i).copied().unwrap_or(0) as u32);
-                }
-                *u = prev_u;
+            // One whole byte: value i's is the last one stored up to it (code 0), the
+            // entry of a table (the previous byte, then the group's stored bytes) at
+            // the running count of code-0 values.
+            let picks = running_count(&lead, 0);
+            table[0] = prev_u.low_u32() as u8;
+            copy_window(body, pos, &mut table[1..=GROUP]);
+            let bytes = lookup.lookup(&table, &picks);
+            for (u, &b) in u.iter_mut().zip(&bytes) {
+                *u = T::Bits::from_u32(b as u32);
             }
-            pos += stored;
+            prev_u = u[m - 1];
+            pos += picks[m - 1] as usize;
         } else {
             for (u, &l) in u[..m].iter_mut().zip(&lead) {
                 let l = l as usize & 3;
@@ -202,32 +234,29 @@ fn decode_coded<T: SzxFloat, const M: u8>(c: &Coding<T>, codes: &[u8], body: &[u
         }
         if r > 0 {
             // The residuals stored (every code but the repeat code), unpacked at fixed
-            // positions, eight per r bytes (vector code)...
-            let mut packed = [0u32; GROUP];
+            // positions, eight per r bytes (vector code), into a table after the
+            // previous residual...
+            table[0] = prev_res;
             for j in 0..GROUP / 8 {
                 let acc = load_le_u64(body, pos + j * r as usize);
                 for i in 0..8 {
-                    packed[8 * j + i] = ((acc >> (r * i as u32)) & resi_mask) as u32;
+                    table[1 + 8 * j + i] = ((acc >> (r * i as u32)) & resi_mask) as u8;
                 }
             }
-            let stored = lead[..m].iter().filter(|&&l| l != repeat).count();
+            let repeats = running_count(&lead, repeat);
+            let stored = m - repeats[m - 1] as usize;
             if stored == m {
-                res = packed;
+                res.copy_from_slice(&table[1..=GROUP]);
             } else {
-                // ...then spread: a repeat takes the last residual stored before it.
-                let mut seen = 0usize;
-                for (v, &l) in res[..m].iter_mut().zip(&lead) {
-                    seen += (l != repeat) as usize;
-                    if let Some(j) = seen.checked_sub(1) {
-                        prev_res = packed[j & (GROUP - 1)];
-                    }
-                    *v = prev_res;
-                }
+                // ...then spread: a repeat takes the last residual stored before it,
+                // the entry at the running count of the others.
+                let picks: [u8; GROUP] = core::array::from_fn(|i| i as u8 + 1 - repeats[i]);
+                res = lookup.lookup(&table, &picks);
             }
             prev_res = res[m - 1];
             pos += (stored * r as usize).div_ceil(8);
         }
-        let value = |(&u, &res): (&T::Bits, &u32)| c.reconstruct::<M>(u << whole_shift | T::Bits::from_u32(res) << resi_shift);
+        let value = |(&u, &res): (&T::Bits, &u8)| c.reconstruct::<M>(u << whole_shift | T::Bits::from_u32(res as u32) << resi_shift);
         match <&mut [T; GROUP]>::try_from(&mut *outs) {
             Ok(full) => {
                 for (o, ur) in full.iter_mut().zip(u.iter().zip(&res)) {
@@ -239,6 +268,37 @@ fn decode_coded<T: SzxFloat, const M: u8>(c: &Coding<T>, codes: &[u8], body: &[u
                     *o = value(ur);
                 }
             }
+        }
+    }
+}
+
+/// For each value of a group, how many of the codes up to and including its own equal
+/// `code` (codes are 0 to 3; `code` 4 counts none): eight codes at a time, a byte each,
+/// summed within a word by one multiplication.
+#[inline(always)]
+fn running_count(lead: &[u8; GROUP], code: u8) -> [u8; GROUP] {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let mut counts = [0u8; GROUP];
+    let mut carry = 0u64;
+    for (c, l) in counts.chunks_exact_mut(8).zip(lead.chunks_exact(8)) {
+        let x = u64::from_le_bytes([l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7]]) ^ (code as u64 * ONES);
+        // A byte of 1 where the code equals `code` (`x` is then 0; its bytes are below 8).
+        let hits = ((x | x >> 1 | x >> 2) & ONES) ^ ONES;
+        let sums = hits.wrapping_mul(ONES).wrapping_add(carry * ONES);
+        c.copy_from_slice(&sums.to_le_bytes());
+        carry = sums >> 56;
+    }
+    counts
+}
+
+/// Copies `out.len()` bytes of `b` from `at` into `out`, zeros past the end of `b`.
+#[inline(always)]
+fn copy_window(b: &[u8], at: usize, out: &mut [u8]) {
+    match b.get(at..at + out.len()) {
+        Some(w) => out.copy_from_slice(w),
+        None => {
+            let w = b.get(at..).unwrap_or_default();
+            out[..w.len()].copy_from_slice(w);
         }
     }
 }
