@@ -6,7 +6,7 @@
 use std::sync::{Mutex, PoisonError};
 
 use codec_kernels::szx::coding::{is_coded, state, SIZE_ENTRY_BYTES};
-use codec_kernels::szx::decode::{decode_block_with, ByteLookup};
+use codec_kernels::szx::decode::{decode_block_with, GroupOps};
 use codec_kernels::szx::{encode_block, payload_len, plan_block, plan_encode_block, BlockError, BlockPlan, SzxFloat, Tolerance};
 
 use super::isa::multiversion;
@@ -204,11 +204,11 @@ fn frame_tiles<'a, T: Element>(chunk: usize, frame: &'a [u8], block: usize, out:
 
 multiversion! {
     /// Decodes the blocks of one tile.
-    fn decode_tile(tile: DecodeTile<'_, T>, block: usize) -> Result<()> = decode_tile_body, with lookup;
+    fn decode_tile(tile: DecodeTile<'_, T>, block: usize) -> Result<()> = decode_tile_body, with ops;
 }
 
 #[inline(always)]
-fn decode_tile_body<T: Element>(tile: DecodeTile<'_, T>, block: usize, lookup: impl ByteLookup) -> Result<()> {
+fn decode_tile_body<T: Element>(tile: DecodeTile<'_, T>, block: usize, ops: impl GroupOps) -> Result<()> {
     let (mut rank, mut pos) = (0usize, 0usize);
     let (states, out) = (tile.states, tile.out);
     let n = out.len();
@@ -227,7 +227,7 @@ fn decode_tile_body<T: Element>(tile: DecodeTile<'_, T>, block: usize, lookup: i
         let fail = |e| corrupt(tile.chunk, tile.first_block + j, e);
         let len = block_len::<T>(s, x.len(), tile.sizes, &mut rank).map_err(fail)?;
         let payload = tile.payloads.get(pos..pos + len).ok_or_else(|| fail(BlockError::BadLength))?;
-        decode_block_with(s, payload, x, lookup).map_err(fail)?;
+        decode_block_with(s, payload, x, ops).map_err(fail)?;
         pos += len;
         j += 1;
     }

@@ -5,14 +5,14 @@
 //! f32 lanes wide instead of 4. The results are the same bytes whichever copy runs
 //! (integer and IEEE operations only, no contraction into FMA).
 
-use codec_kernels::szx::decode::{ByteLookup, LOOKUP_TABLE};
 use codec_kernels::szx::coding::GROUP;
+use codec_kernels::szx::decode::{Counts, GroupOps};
 
 /// Defines `fn $name<T: Element>(args) -> ret` running `$body` (an `#[inline(always)]`
 /// function with the same signature) in its AVX-512 or AVX2 copy when the CPU has those
 /// features, else in the baseline one (`fn $name<T: Bound>(args)` for another bound).
-/// With `= $body, with lookup`, `$body` takes one argument more, the decoder's
-/// [`ByteLookup`]: [`VbmiLookup`] in the AVX-512 copy, else the scalar one.
+/// With `= $body, with ops`, `$body` takes one argument more, the decoder's
+/// [`GroupOps`]: [`VbmiOps`] in the AVX-512 copy, else the portable ones.
 macro_rules! multiversion {
     ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty = $body:path;) => {
         multiversion! { $(#[$doc])* fn $name<T: crate::Element>($($arg: $ty),*) -> $ret = $body; }
@@ -20,12 +20,12 @@ macro_rules! multiversion {
     ($(#[$doc:meta])* fn $name:ident<T: $bound:path>($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty = $body:path;) => {
         multiversion! { @copies $(#[$doc])* fn $name<T: $bound>($($arg: $ty),*) -> $ret = $body; [] [] [] }
     };
-    ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty = $body:path, with lookup;) => {
+    ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty = $body:path, with ops;) => {
         multiversion! {
             @copies $(#[$doc])* fn $name<T: crate::Element>($($arg: $ty),*) -> $ret = $body;
-            [codec_kernels::szx::decode::ScalarLookup]
-            [codec_kernels::szx::decode::ScalarLookup]
-            [$crate::szx::isa::VbmiLookup::new()]
+            [codec_kernels::szx::decode::ScalarOps]
+            [codec_kernels::szx::decode::ScalarOps]
+            [$crate::szx::isa::VbmiOps::new()]
         }
     };
     (@copies $(#[$doc:meta])* fn $name:ident<T: $bound:path>($($arg:ident: $ty:ty),*) -> $ret:ty = $body:path;
@@ -74,36 +74,74 @@ pub(crate) fn has_avx512() -> bool {
     has_avx2() && has!("avx512f") && has!("avx512bw") && has!("avx512vl") && has!("avx512dq") && has!("avx512cd") && has!("avx512vbmi")
 }
 
-/// [`ByteLookup`] as one AVX-512 VBMI two-table byte permute (`vpermi2b`) per group.
-/// A value exists only where the CPU has the instruction: [`VbmiLookup::new`] can be
-/// called without `unsafe` only from code compiled for AVX-512 VBMI.
+/// [`GroupOps`] in AVX-512 VBMI: a pick is one two-table byte permute (`vpermi2b`),
+/// an unpack a byte permute and a multishift (`vpermb`, `vpmultishiftqb`). A value exists
+/// only where the CPU has them: [`VbmiOps::new`] can be called without `unsafe` only
+/// from code compiled for AVX-512 VBMI.
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct VbmiLookup(());
+pub(crate) struct VbmiOps(());
 
 #[cfg(target_arch = "x86_64")]
-impl VbmiLookup {
+impl VbmiOps {
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
     pub(crate) fn new() -> Self {
-        VbmiLookup(())
+        VbmiOps(())
     }
 }
 
+/// Per field width `r`, the byte permute and the bit offsets that put field `8k + b` in
+/// byte `b` of word `k`: the word takes the bytes from `k * r` on (eight fields are
+/// `r` whole bytes), the field sits `b * r` bits into it.
 #[cfg(target_arch = "x86_64")]
-impl ByteLookup for VbmiLookup {
+const UNPACK: [([u8; GROUP], [u8; GROUP]); 8] = {
+    let mut t = [([0u8; GROUP], [0u8; GROUP]); 8];
+    let mut r = 1;
+    while r < 8 {
+        let mut i = 0;
+        while i < GROUP {
+            let (k, b) = (i / 8, i % 8);
+            t[r].0[i] = (k * r + b) as u8;
+            t[r].1[i] = (b * r) as u8;
+            i += 1;
+        }
+        r += 1;
+    }
+    t
+};
+
+#[cfg(target_arch = "x86_64")]
+impl GroupOps for VbmiOps {
     #[inline(always)]
-    fn lookup(self, table: &[u8; LOOKUP_TABLE], index: &[u8; GROUP]) -> [u8; GROUP] {
-        use std::arch::x86_64::{__m512i, _mm512_loadu_si512, _mm512_permutex2var_epi8, _mm512_storeu_si512};
-        const _: () = assert!(GROUP == 64 && LOOKUP_TABLE == 128, "one permute of two 64-byte tables");
+    fn pick(self, src: &[u8; GROUP], prev: u8, counts: &Counts) -> [u8; GROUP] {
+        use std::arch::x86_64::*;
         let mut out = [0u8; GROUP];
-        // SAFETY: `self` exists, so the CPU has AVX-512 F, BW and VBMI (`new`); the loads
-        // read the 128 bytes of `table` and the 64 of `index`, the store writes the 64 of
-        // `out` (unaligned accesses, all within those arrays).
+        let c = counts.map(|w| w as i64);
+        // SAFETY: `self` exists, so the CPU has AVX-512 F, BW and VBMI (`new`); the load
+        // reads the 64 bytes of `src`, the store writes the 64 of `out`.
         unsafe {
-            let lo = _mm512_loadu_si512(table.as_ptr().cast::<__m512i>());
-            let hi = _mm512_loadu_si512(table[GROUP..].as_ptr().cast::<__m512i>());
-            let idx = _mm512_loadu_si512(index.as_ptr().cast::<__m512i>());
-            _mm512_storeu_si512(out.as_mut_ptr().cast::<__m512i>(), _mm512_permutex2var_epi8(lo, idx, hi));
+            let src = _mm512_loadu_si512(src.as_ptr().cast::<__m512i>());
+            // Count k picks `src[k - 1]`; 0 wraps to 255, an entry of the second table,
+            // all `prev`.
+            let idx = _mm512_sub_epi8(_mm512_set_epi64(c[7], c[6], c[5], c[4], c[3], c[2], c[1], c[0]), _mm512_set1_epi8(1));
+            let picked = _mm512_permutex2var_epi8(src, idx, _mm512_set1_epi8(prev as i8));
+            _mm512_storeu_si512(out.as_mut_ptr().cast::<__m512i>(), picked);
+        }
+        out
+    }
+
+    #[inline(always)]
+    fn unpack(self, src: &[u8; GROUP], r: u32) -> [u8; GROUP] {
+        use std::arch::x86_64::*;
+        let (bytes, offsets) = &UNPACK[r as usize & 7];
+        let mut out = [0u8; GROUP];
+        // SAFETY: as in `pick`; the loads read the 64 bytes of `src`, `bytes` and
+        // `offsets`, the store writes the 64 of `out`.
+        unsafe {
+            let words = _mm512_permutexvar_epi8(_mm512_loadu_si512(bytes.as_ptr().cast::<__m512i>()), _mm512_loadu_si512(src.as_ptr().cast::<__m512i>()));
+            let fields = _mm512_multishift_epi64_epi8(_mm512_loadu_si512(offsets.as_ptr().cast::<__m512i>()), words);
+            let masked = _mm512_and_si512(fields, _mm512_set1_epi8(((1u32 << r) - 1) as i8));
+            _mm512_storeu_si512(out.as_mut_ptr().cast::<__m512i>(), masked);
         }
         out
     }
