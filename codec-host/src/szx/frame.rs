@@ -155,6 +155,8 @@ struct DecodeTile<'a, T> {
     /// The tile's payloads, back to back.
     payloads: &'a [u8],
     out: &'a mut [T],
+    /// `out` holds `+0.0` already: zero blocks are left as they are.
+    zeroed: bool,
 }
 
 /// The payload length of a block and, for a coded block, the advance in the size table.
@@ -177,7 +179,7 @@ fn corrupt(chunk: usize, block: usize, e: BlockError) -> Error {
 
 /// Cuts the frame of chunk `chunk` (whose values are `out`) into decode tiles, checking
 /// every state byte and that the blocks fill the frame exactly.
-fn frame_tiles<'a, T: Element>(chunk: usize, frame: &'a [u8], block: usize, out: &'a mut [T], tiles: &mut Vec<DecodeTile<'a, T>>) -> Result<()> {
+fn frame_tiles<'a, T: Element>(chunk: usize, frame: &'a [u8], block: usize, out: &'a mut [T], zeroed: bool, tiles: &mut Vec<DecodeTile<'a, T>>) -> Result<()> {
     let blocks = out.len().div_ceil(block);
     let states = frame.get(..blocks).ok_or_else(|| Error::Corrupt(format!("SZx chunk {chunk}: shorter than its block states")))?;
     let coded = states.iter().filter(|&&s| is_coded(s)).count();
@@ -194,7 +196,7 @@ fn frame_tiles<'a, T: Element>(chunk: usize, frame: &'a [u8], block: usize, out:
             pos += block_len::<T>(s, x.len(), sizes, &mut rank).map_err(|e| corrupt(chunk, first + j, e))?;
         }
         let payloads = frame.get(start..pos).ok_or_else(|| Error::Corrupt(format!("SZx chunk {chunk}: blocks run past the chunk's end")))?;
-        tiles.push(DecodeTile { chunk, first_block: first, states: tile_states, sizes: &sizes[tile_rank * SIZE_ENTRY_BYTES..], payloads, out: tile_out });
+        tiles.push(DecodeTile { chunk, first_block: first, states: tile_states, sizes: &sizes[tile_rank * SIZE_ENTRY_BYTES..], payloads, out: tile_out, zeroed });
     }
     if pos != frame.len() {
         return Err(Error::Corrupt(format!("SZx chunk {chunk}: blocks take {pos} bytes of {}", frame.len())));
@@ -219,7 +221,9 @@ fn decode_tile_body<T: Element>(tile: DecodeTile<'_, T>, block: usize, ops: impl
         // fields: one fill each.
         if s == state::ZERO {
             let run = states[j..].iter().take_while(|&&s| s == state::ZERO).count();
-            out[at..(at + run * block).min(n)].fill(<T as SzxFloat>::ZERO);
+            if !tile.zeroed {
+                out[at..(at + run * block).min(n)].fill(<T as SzxFloat>::ZERO);
+            }
             j += run;
             continue;
         }
@@ -234,15 +238,17 @@ fn decode_tile_body<T: Element>(tile: DecodeTile<'_, T>, block: usize, ops: impl
     Ok(())
 }
 
-/// Decodes frames: each item is (chunk index, frame bytes, the chunk's values).
+/// Decodes frames: each item is (chunk index, frame bytes, the chunk's values). With
+/// `zeroed`, the values hold `+0.0` already and zero blocks are not written.
 pub(super) fn read_frames<'a, T: Element>(
     frames: impl IntoIterator<Item = (usize, &'a [u8], &'a mut [T])>,
     block: usize,
+    zeroed: bool,
     exec: &CpuExecutor,
 ) -> Result<()> {
     let mut tiles = Vec::new();
     for (chunk, frame, out) in frames {
-        frame_tiles(chunk, frame, block, out, &mut tiles)?;
+        frame_tiles(chunk, frame, block, out, zeroed, &mut tiles)?;
     }
     run_pieces(exec, tiles, |t| decode_tile(t, block))
 }

@@ -146,3 +146,48 @@ impl GroupOps for VbmiOps {
         out
     }
 }
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use super::*;
+    use codec_kernels::szx::decode::ScalarOps;
+
+    /// The AVX-512 VBMI group steps give the portable ones' bytes, on random windows,
+    /// previous bytes, running counts (0 to 64) and field widths.
+    #[test]
+    fn vbmi_ops_equal_the_portable_ones() {
+        if !has_avx512() {
+            eprintln!("this CPU has no AVX-512 VBMI: nothing to compare");
+            return;
+        }
+        // SAFETY: the CPU has AVX-512 VBMI (checked above).
+        let vbmi = unsafe { VbmiOps::new() };
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for round in 0..4000 {
+            let src: [u8; GROUP] = std::array::from_fn(|_| next() as u8);
+            let prev = next() as u8;
+            // Running counts: each value's is its predecessor's or one more; every
+            // fourth round all stored (64 at the end), or none.
+            let mut k = 0u8;
+            let steps: [u8; GROUP] = std::array::from_fn(|_| {
+                k += match round % 4 {
+                    0 => 1,
+                    1 => 0,
+                    _ => (next() & 1) as u8,
+                };
+                k
+            });
+            let counts: Counts = std::array::from_fn(|w| u64::from_le_bytes(std::array::from_fn(|i| steps[8 * w + i])));
+            assert_eq!(vbmi.pick(&src, prev, &counts), ScalarOps.pick(&src, prev, &counts), "round {round}");
+            for r in 1..8 {
+                assert_eq!(vbmi.unpack(&src, r), ScalarOps.unpack(&src, r), "round {round}, r {r}");
+            }
+        }
+    }
+}
