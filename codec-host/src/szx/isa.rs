@@ -113,6 +113,29 @@ const UNPACK: [([u8; GROUP], [u8; GROUP]); 8] = {
 #[cfg(target_arch = "x86_64")]
 impl GroupOps for VbmiOps {
     #[inline(always)]
+    fn running_count(self, lead: &[u8; GROUP], code: u8) -> Counts {
+        use std::arch::x86_64::*;
+        let mut out = [0u64; GROUP / 8];
+        // SAFETY: as in `pick` (AVX-512 DQ comes with the copies that construct `self`,
+        // see `has_avx512`); the load reads the 64 bytes of `lead`, the store writes
+        // the 64 of `out`.
+        unsafe {
+            let ones = _mm512_set1_epi64(0x0101_0101_0101_0101);
+            let hits = _mm512_maskz_mov_epi8(_mm512_cmpeq_epi8_mask(_mm512_loadu_si512(lead.as_ptr().cast::<__m512i>()), _mm512_set1_epi8(code as i8)), _mm512_set1_epi8(1));
+            // Counts within each word of eight (one multiplication), then the totals of
+            // the words before it: a prefix sum over the eight words in three steps.
+            let within = _mm512_mullo_epi64(hits, ones);
+            let totals = _mm512_srli_epi64::<56>(within);
+            let step = |v: __m512i, by: i64, keep: __mmask8| _mm512_add_epi64(v, _mm512_maskz_permutexvar_epi64(keep, _mm512_sub_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi64(by)), v));
+            let inclusive = step(step(step(totals, 1, 0xfe), 2, 0xfc), 4, 0xf0);
+            let before = _mm512_maskz_permutexvar_epi64(0xfe, _mm512_set_epi64(6, 5, 4, 3, 2, 1, 0, 0), inclusive);
+            let counts = _mm512_add_epi64(within, _mm512_mullo_epi64(before, ones));
+            _mm512_storeu_si512(out.as_mut_ptr().cast::<__m512i>(), counts);
+        }
+        out
+    }
+
+    #[inline(always)]
     fn pick(self, src: &[u8; GROUP], prev: u8, counts: &Counts) -> [u8; GROUP] {
         use std::arch::x86_64::*;
         let mut out = [0u8; GROUP];
@@ -185,6 +208,10 @@ mod tests {
             });
             let counts: Counts = std::array::from_fn(|w| u64::from_le_bytes(std::array::from_fn(|i| steps[8 * w + i])));
             assert_eq!(vbmi.pick(&src, prev, &counts), ScalarOps.pick(&src, prev, &counts), "round {round}");
+            let lead: [u8; GROUP] = std::array::from_fn(|i| (src[i] >> (round % 7)) & 3);
+            for code in 0..=4 {
+                assert_eq!(vbmi.running_count(&lead, code), ScalarOps.running_count(&lead, code), "round {round}, code {code}");
+            }
             for r in 1..8 {
                 assert_eq!(vbmi.unpack(&src, r), ScalarOps.unpack(&src, r), "round {round}, r {r}");
             }

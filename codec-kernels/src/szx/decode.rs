@@ -43,6 +43,12 @@ pub type Counts = [u64; GROUP / 8];
 /// fixed-point blocks of every field measured): the same results whichever runs them,
 /// in one or two vector instructions on a processor that has byte permutes.
 pub trait GroupOps: Copy {
+    /// For each value of a group, how many of the codes `lead` (0 to 3) up to and
+    /// including its own equal `code` (4 counts none).
+    #[inline(always)]
+    fn running_count(self, lead: &[u8; GROUP], code: u8) -> Counts {
+        running_count(lead, code)
+    }
     /// For every value `i`: `src[k - 1]`, or `prev` where `k = 0`, `k` being value
     /// `i`'s entry of `counts` (the last stored byte or residual up to it).
     fn pick(self, src: &[u8; GROUP], prev: u8, counts: &Counts) -> [u8; GROUP];
@@ -241,7 +247,7 @@ fn decode_coded<T: SzxFloat, G: GroupOps, const M: u8>(c: &Coding<T>, codes: &[u
         if q == 1 {
             // One whole byte: value i's is the last one stored up to it (code 0), the
             // one at the running count of code-0 values.
-            let stored = running_count(&lead, 0);
+            let stored = ops.running_count(&lead, 0);
             let bytes = ops.pick(window(body, pos, &mut spare), prev_u.low_u32() as u8, &stored);
             for (u, &b) in u.iter_mut().zip(&bytes) {
                 *u = T::Bits::from_u32(b as u32);
@@ -261,7 +267,7 @@ fn decode_coded<T: SzxFloat, G: GroupOps, const M: u8>(c: &Coding<T>, codes: &[u
             // positions; a repeat takes the last one stored before it, the one at the
             // running count of the others.
             let packed = ops.unpack(window(body, pos, &mut spare), r);
-            let repeats = running_count(&lead, repeat);
+            let repeats = ops.running_count(&lead, repeat);
             let stored = m - count_at(&repeats, m - 1);
             if stored == m {
                 res = packed;
