@@ -7,6 +7,7 @@ use std::sync::{Mutex, PoisonError};
 
 use codec_kernels::szx::coding::{is_coded, state, SIZE_ENTRY_BYTES};
 use codec_kernels::szx::decode::{decode_block_with, GroupOps};
+use codec_kernels::szx::scalar::Bits;
 use codec_kernels::szx::{encode_block, payload_len, plan_block, plan_encode_block, BlockError, BlockPlan, SzxFloat, Tolerance};
 
 use super::isa::multiversion;
@@ -227,8 +228,24 @@ fn decode_tile_body<T: Element>(tile: DecodeTile<'_, T>, block: usize, ops: impl
             j += run;
             continue;
         }
-        let x = &mut out[at..(at + block).min(n)];
         let fail = |e| corrupt(tile.chunk, tile.first_block + j, e);
+        // Runs of constant blocks of one value (the other common case: land or ice
+        // masks): one fill each. No size entry; the payload is the value.
+        if s == state::CONST {
+            let w = <T as SzxFloat>::BYTES;
+            let value = tile.payloads.get(pos..pos + w).ok_or_else(|| fail(BlockError::BadLength))?;
+            let run = 1 + states[j + 1..]
+                .iter()
+                .enumerate()
+                .take_while(|&(k, &s)| s == state::CONST && tile.payloads.get(pos + (k + 1) * w..pos + (k + 2) * w) == Some(value))
+                .count();
+            let v = <T as SzxFloat>::from_bits(<<T as SzxFloat>::Bits as Bits>::load_le(value));
+            out[at..(at + run * block).min(n)].fill(v);
+            pos += run * w;
+            j += run;
+            continue;
+        }
+        let x = &mut out[at..(at + block).min(n)];
         let len = block_len::<T>(s, x.len(), tile.sizes, &mut rank).map_err(fail)?;
         let payload = tile.payloads.get(pos..pos + len).ok_or_else(|| fail(BlockError::BadLength))?;
         decode_block_with(s, payload, x, ops).map_err(fail)?;
