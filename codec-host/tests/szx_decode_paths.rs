@@ -74,6 +74,28 @@ fn zero_skipping_decoder_equals_decoding_into_used_memory() {
     assert_eq!(kinds, [true; 3], "zero blocks, constant blocks, and both mixed with coded ones");
 }
 
+/// Runs of constant blocks, of one value and of several, next to zero blocks: every
+/// value exact (the decoder writes each run of one value with one fill).
+#[test]
+fn runs_of_constant_blocks_decode_exactly() {
+    let x: Vec<f32> = (0..128 * 70 + 50)
+        .map(|i| match (i / 128) % 9 {
+            0..=2 => 1.0,
+            3 | 4 => 2.5,
+            5 => 1.0,
+            6 => -7.0,
+            _ => 0.0,
+        })
+        .collect();
+    for e in [0.0, 1e-3] {
+        let stream = Codec::szx(ErrorBound::Abs(e)).compress(&x, Shape::d1(x.len()), &Backend::cpu()).unwrap();
+        let census = szx::describe(&stream).unwrap().blocks;
+        assert!(census.constant >= 40 && census.zero >= 15, "{census:?}");
+        let back = same_bits(&stream, x.len());
+        assert_eq!(bits(&back), bits(&x), "E {e}");
+    }
+}
+
 /// Outputs large enough for the huge-page advice, with few zero blocks (advised) and
 /// with many (not advised, zero pages left untouched); and the same through f64.
 #[test]
