@@ -194,7 +194,10 @@ fn frame_tiles<'a, T: Element>(chunk: usize, frame: &'a [u8], block: usize, out:
         let (tile_rank, start) = (rank, pos);
         let tile_out = outs.next().unwrap_or_default();
         for (j, (&s, x)) in tile_states.iter().zip(tile_out.chunks(block)).enumerate() {
-            pos += block_len::<T>(s, x.len(), sizes, &mut rank).map_err(|e| corrupt(chunk, first + j, e))?;
+            // Zero blocks (most of a sparse field's) have no payload and no size entry.
+            if s != state::ZERO {
+                pos += block_len::<T>(s, x.len(), sizes, &mut rank).map_err(|e| corrupt(chunk, first + j, e))?;
+            }
         }
         let payloads = frame.get(start..pos).ok_or_else(|| Error::Corrupt(format!("SZx chunk {chunk}: blocks run past the chunk's end")))?;
         tiles.push(DecodeTile { chunk, first_block: first, states: tile_states, sizes: &sizes[tile_rank * SIZE_ENTRY_BYTES..], payloads, out: tile_out, zeroed });
