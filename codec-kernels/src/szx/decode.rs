@@ -86,7 +86,7 @@ impl GroupOps for ScalarOps {
 
 /// Value `i`'s entry of `counts`.
 #[inline(always)]
-pub fn count_at(counts: &Counts, i: usize) -> usize {
+fn count_at(counts: &Counts, i: usize) -> usize {
     (counts[(i / 8) % (GROUP / 8)] >> (8 * (i % 8))) as u8 as usize
 }
 
