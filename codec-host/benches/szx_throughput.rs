@@ -8,10 +8,14 @@
 //! repetitions (median kept, default 5), `CCOLL_SZX_BENCH_QUICK=1` uses fields of 1 Mi
 //! values instead of the full sizes, `CCOLL_SZX_BENCH_DATA=a,b` picks fields.
 //!
-//! Decompression is timed twice per side: into a fresh mapping (page faults included:
-//! the C decoder's own malloc, our `vec![0; n]`), and into touched memory (our reused
-//! output; the C decoder's malloc set to recycle what its previous call freed), so
-//! neither side pays a cost the other does not. See `docs/benchmarks-szx.md`.
+//! Decompression is timed twice per side: into fresh memory (page faults included: the
+//! C decoder's own malloc; ours allocating its own output with `szx::decompress_with`,
+//! and, a second column, into a `vec![0; n]` the caller allocated), and into touched
+//! memory (our reused output; the C decoder's malloc set to recycle what its previous
+//! call freed), so neither side pays a cost the other does not. Next to them, the time
+//! of writing the output alone (a fill of the same size, into a new allocation and into
+//! the touched buffer): how close each decoder is to what one core can store. See
+//! `docs/benchmarks-szx.md`.
 
 use std::hint::black_box;
 
@@ -62,6 +66,13 @@ struct Side {
     /// Decompression into memory already touched (reused by ours, recycled by the C
     /// SZx's malloc): the decoder alone.
     decomp_touched: Vec<f64>,
+    /// Ours only: decompression into a `vec![0; n]` the caller allocated (a fresh
+    /// mapping, every value written).
+    decomp_into_new: Vec<f64>,
+    /// Ours only: writing `n` values into a new allocation (a fresh mapping) and into
+    /// the touched buffer, no decoding: the store floor of (a) and (b).
+    fill_fresh: Vec<f64>,
+    fill_touched: Vec<f64>,
     bytes: usize,
     err: f64,
 }
@@ -77,15 +88,22 @@ fn speed(times: &[f64], n: usize) -> f64 {
     mbps(n * 4, median(times.to_vec()))
 }
 
-/// One repetition of ours: compress into a reused buffer, decompress into a new vector
-/// (a fresh mapping, as the C API's malloc gives here) and into `touched`.
+/// One repetition of ours: compress into a reused buffer; decompress into an output it
+/// allocates (a fresh mapping, as the C API's malloc gives here), into a new vector the
+/// caller allocated, and into `touched`; and the fills of the same sizes.
 fn ours_rep(x: &[f32], e: f64, backend: &Backend, buf: &mut [u8], touched: &mut [f32], side: &mut Side, check: bool) {
     let exec = backend.executor().expect("a CPU backend");
     let block = SzxOptions::default().block_size;
+    // The touched fill first, while `touched` is out of the caches as it is for the
+    // decoding below (the C SZx's timings and ours in between evict it and write back
+    // what the fill left dirty).
+    let (tft, ()) = timed(|| touched.fill(1.0));
+    black_box(&mut *touched);
     let mut compress = || pipelined::Encoder::plain(x, Shape::d1(x.len()), ErrorBound::Abs(e), block, exec)?.encode_into(buf, exec);
     let (tc, len) = timed(|| compress().expect("compress"));
     let stream = &buf[..len];
-    let (tf, back) = timed(|| {
+    let (tf, (back, _)) = timed(|| szx::decompress_with::<f32>(stream, exec).expect("decompress"));
+    let (tn, into_new) = timed(|| {
         let mut out = vec![0f32; x.len()];
         codec_host::decompress_into(stream, &mut out, backend).expect("decompress");
         out
@@ -93,14 +111,26 @@ fn ours_rep(x: &[f32], e: f64, backend: &Backend, buf: &mut [u8], touched: &mut 
     let (tt, ()) = timed(|| {
         codec_host::decompress_into(stream, touched, backend).expect("decompress");
     });
+    let matches = !check || back.iter().zip(&into_new).zip(touched.iter()).all(|((a, b), c)| a.to_bits() == b.to_bits() && b.to_bits() == c.to_bits());
+    assert!(matches, "our decoders disagree");
+    let (tff, filled) = timed(|| {
+        let mut v = Vec::with_capacity(x.len());
+        v.resize(x.len(), 1f32);
+        v
+    });
+    black_box(filled);
     side.comp.push(tc);
     side.decomp_fresh.push(tf);
+    side.decomp_into_new.push(tn);
+    side.fill_fresh.push(tff);
+    side.fill_touched.push(tft);
     side.decomp_touched.push(tt);
     side.bytes = len;
     if check {
         side.err = max_err(x, &back);
     }
     black_box(back);
+    black_box(into_new);
 }
 
 /// One repetition of the C SZx, the same way: its decoder allocates its output, a fresh
@@ -136,18 +166,22 @@ fn main() {
          median of {reps}; per-thread CPU time; MB/s of uncompressed f32 data; E = R * (max - min)."
     );
     println!(
-        "Compress into a reused, touched buffer. Decompress (a) into a newly allocated output, a fresh mapping for both \
-         (the C API's malloc, our vec![0; n]; first-touch page faults included) and (b) into touched memory for both \
-         (our reused output; the C SZx's malloc set to recycle the memory its previous call freed): the decoders alone."
+        "Compress into a reused, touched buffer. Decompress (a) into fresh memory, first-touch page faults included: \
+         each decoder allocating its own output (the C API's malloc; ours szx::decompress_with, zeroed memory whose \
+         zero blocks it does not write: their pages are faulted later, if ever written), and ours into a vec![0; n] \
+         the caller allocated (every value written); (b) into touched memory for both (our reused output; the C SZx's \
+         malloc set to recycle the memory its previous call freed): the decoders alone. fill = writing the output \
+         alone (a new allocation written through; the touched buffer filled): the store floor of one core."
     );
     match &c {
         Some(c) => println!("C SZx: {}\n", c.describe()),
         None => println!("CCOLL_SZX_C is not set: the C SZx comparison was NOT run; ours only.\n"),
     }
     println!(
-        "| field | R | E | C comp | ours comp | x | C decomp (a) fresh | ours | x | C decomp (b) touched | ours | x | C ratio | ours ratio | x | C max err | ours max err |"
+        "| field | R | E | C comp | ours comp | x | C decomp (a) fresh | ours alloc | x | ours into new vec | x | fill fresh | C decomp (b) touched | ours | x | fill touched | C ratio | ours ratio | x | C max err | ours max err |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let mut above_floor = Vec::new();
     let mut all_held = true;
     let mut c_held = true;
     for name in FIELDS.iter().filter(|n| only.as_deref().is_none_or(|o| o.split(',').any(|w| w == **n))) {
@@ -178,14 +212,21 @@ fn main() {
             }
             all_held &= ours.err <= e;
             let (oc, of, ot, or) = (speed(&ours.comp, n), speed(&ours.decomp_fresh, n), speed(&ours.decomp_touched, n), ours.ratio(n));
+            let (on, ff, ft) = (speed(&ours.decomp_into_new, n), speed(&ours.fill_fresh, n), speed(&ours.fill_touched, n));
             let row = match &c {
                 Some(_) => {
                     c_held &= theirs.err <= e;
                     let (cc, cf, ct, cr) = (speed(&theirs.comp, n), speed(&theirs.decomp_fresh, n), speed(&theirs.decomp_touched, n), theirs.ratio(n));
+                    for (what, twice, fill) in [("(a) into new memory", 2.0 * cf, ff), ("(b) touched", 2.0 * ct, ft)] {
+                        if twice > fill {
+                            above_floor.push(format!("{name} R={r:.0e} {what}: 2x the C SZx is {twice:.0} MB/s, above the fill's {fill:.0}"));
+                        }
+                    }
                     format!(
-                        "{cc:.0} | {oc:.0} | {:.2}x | {cf:.0} | {of:.0} | {:.2}x | {ct:.0} | {ot:.0} | {:.2}x | {cr:.2} | {or:.2} | {:.2}x | {:.3e}{} | {:.3e}",
+                        "{cc:.0} | {oc:.0} | {:.2}x | {cf:.0} | {of:.0} | {:.2}x | {on:.0} | {:.2}x | {ff:.0} | {ct:.0} | {ot:.0} | {:.2}x | {ft:.0} | {cr:.2} | {or:.2} | {:.2}x | {:.3e}{} | {:.3e}",
                         oc / cc,
                         of / cf,
+                        on / cf,
                         ot / ct,
                         or / cr,
                         theirs.err,
@@ -193,9 +234,19 @@ fn main() {
                         ours.err
                     )
                 }
-                None => format!("- | {oc:.0} | - | - | {of:.0} | - | - | {ot:.0} | - | - | {or:.2} | - | - | {:.3e}", ours.err),
+                None => format!("- | {oc:.0} | - | - | {of:.0} | - | {on:.0} | - | {ff:.0} | - | {ot:.0} | - | {ft:.0} | - | {or:.2} | - | - | {:.3e}", ours.err),
             };
             println!("| {name} ({n}) | {r:.0e} | {e:.3e} | {row} |");
+        }
+    }
+    if c.is_some() {
+        if above_floor.is_empty() {
+            println!("\n2x the C SZx's decompression speed is below the fill speed on every row.");
+        } else {
+            println!("\nRows where 2x the C SZx's decompression speed is above the fill speed (the store floor):");
+            for line in &above_floor {
+                println!("- {line}");
+            }
         }
     }
     println!("\nours: bound held everywhere: {all_held}");

@@ -6,7 +6,9 @@
 use std::sync::{Mutex, PoisonError};
 
 use codec_kernels::szx::coding::{is_coded, state, SIZE_ENTRY_BYTES};
-use codec_kernels::szx::{decode_block, encode_block, payload_len, plan_block, plan_encode_block, BlockError, BlockPlan, SzxFloat, Tolerance};
+use codec_kernels::szx::decode::{decode_block_with, GroupOps};
+use codec_kernels::szx::scalar::Bits;
+use codec_kernels::szx::{encode_block, payload_len, plan_block, plan_encode_block, BlockError, BlockPlan, SzxFloat, Tolerance};
 
 use super::isa::multiversion;
 use crate::{CpuExecutor, Element, Error, Result};
@@ -154,6 +156,8 @@ struct DecodeTile<'a, T> {
     /// The tile's payloads, back to back.
     payloads: &'a [u8],
     out: &'a mut [T],
+    /// `out` holds `+0.0` already: zero blocks are left as they are.
+    zeroed: bool,
 }
 
 /// The payload length of a block and, for a coded block, the advance in the size table.
@@ -176,7 +180,7 @@ fn corrupt(chunk: usize, block: usize, e: BlockError) -> Error {
 
 /// Cuts the frame of chunk `chunk` (whose values are `out`) into decode tiles, checking
 /// every state byte and that the blocks fill the frame exactly.
-fn frame_tiles<'a, T: Element>(chunk: usize, frame: &'a [u8], block: usize, out: &'a mut [T], tiles: &mut Vec<DecodeTile<'a, T>>) -> Result<()> {
+fn frame_tiles<'a, T: Element>(chunk: usize, frame: &'a [u8], block: usize, out: &'a mut [T], zeroed: bool, tiles: &mut Vec<DecodeTile<'a, T>>) -> Result<()> {
     let blocks = out.len().div_ceil(block);
     let states = frame.get(..blocks).ok_or_else(|| Error::Corrupt(format!("SZx chunk {chunk}: shorter than its block states")))?;
     let coded = states.iter().filter(|&&s| is_coded(s)).count();
@@ -190,10 +194,13 @@ fn frame_tiles<'a, T: Element>(chunk: usize, frame: &'a [u8], block: usize, out:
         let (tile_rank, start) = (rank, pos);
         let tile_out = outs.next().unwrap_or_default();
         for (j, (&s, x)) in tile_states.iter().zip(tile_out.chunks(block)).enumerate() {
-            pos += block_len::<T>(s, x.len(), sizes, &mut rank).map_err(|e| corrupt(chunk, first + j, e))?;
+            // Zero blocks (most of a sparse field's) have no payload and no size entry.
+            if s != state::ZERO {
+                pos += block_len::<T>(s, x.len(), sizes, &mut rank).map_err(|e| corrupt(chunk, first + j, e))?;
+            }
         }
         let payloads = frame.get(start..pos).ok_or_else(|| Error::Corrupt(format!("SZx chunk {chunk}: blocks run past the chunk's end")))?;
-        tiles.push(DecodeTile { chunk, first_block: first, states: tile_states, sizes: &sizes[tile_rank * SIZE_ENTRY_BYTES..], payloads, out: tile_out });
+        tiles.push(DecodeTile { chunk, first_block: first, states: tile_states, sizes: &sizes[tile_rank * SIZE_ENTRY_BYTES..], payloads, out: tile_out, zeroed });
     }
     if pos != frame.len() {
         return Err(Error::Corrupt(format!("SZx chunk {chunk}: blocks take {pos} bytes of {}", frame.len())));
@@ -203,36 +210,65 @@ fn frame_tiles<'a, T: Element>(chunk: usize, frame: &'a [u8], block: usize, out:
 
 multiversion! {
     /// Decodes the blocks of one tile.
-    fn decode_tile(tile: DecodeTile<'_, T>, block: usize) -> Result<()> = decode_tile_body;
+    fn decode_tile(tile: DecodeTile<'_, T>, block: usize) -> Result<()> = decode_tile_body, with ops;
 }
 
 #[inline(always)]
-fn decode_tile_body<T: Element>(tile: DecodeTile<'_, T>, block: usize) -> Result<()> {
+fn decode_tile_body<T: Element>(tile: DecodeTile<'_, T>, block: usize, ops: impl GroupOps) -> Result<()> {
     let (mut rank, mut pos) = (0usize, 0usize);
-    for (j, (&s, x)) in tile.states.iter().zip(tile.out.chunks_mut(block)).enumerate() {
-        // Zero blocks (no payload, no size entry) are the common case of sparse fields.
+    let (states, out) = (tile.states, tile.out);
+    let n = out.len();
+    let mut j = 0;
+    while let Some(&s) = states.get(j) {
+        let at = j * block;
+        // Runs of zero blocks (no payload, no size entry), the common case of sparse
+        // fields: one fill each.
         if s == state::ZERO {
-            x.fill(<T as SzxFloat>::ZERO);
+            let run = states[j..].iter().take_while(|&&s| s == state::ZERO).count();
+            if !tile.zeroed {
+                out[at..(at + run * block).min(n)].fill(<T as SzxFloat>::ZERO);
+            }
+            j += run;
             continue;
         }
         let fail = |e| corrupt(tile.chunk, tile.first_block + j, e);
+        // Runs of constant blocks of one value (the other common case: land or ice
+        // masks): one fill each. No size entry; the payload is the value.
+        if s == state::CONST {
+            let w = <T as SzxFloat>::BYTES;
+            let value = tile.payloads.get(pos..pos + w).ok_or_else(|| fail(BlockError::BadLength))?;
+            let run = 1 + states[j + 1..]
+                .iter()
+                .enumerate()
+                .take_while(|&(k, &s)| s == state::CONST && tile.payloads.get(pos + (k + 1) * w..pos + (k + 2) * w) == Some(value))
+                .count();
+            let v = <T as SzxFloat>::from_bits(<<T as SzxFloat>::Bits as Bits>::load_le(value));
+            out[at..(at + run * block).min(n)].fill(v);
+            pos += run * w;
+            j += run;
+            continue;
+        }
+        let x = &mut out[at..(at + block).min(n)];
         let len = block_len::<T>(s, x.len(), tile.sizes, &mut rank).map_err(fail)?;
         let payload = tile.payloads.get(pos..pos + len).ok_or_else(|| fail(BlockError::BadLength))?;
-        decode_block(s, payload, x).map_err(fail)?;
+        decode_block_with(s, payload, x, ops).map_err(fail)?;
         pos += len;
+        j += 1;
     }
     Ok(())
 }
 
-/// Decodes frames: each item is (chunk index, frame bytes, the chunk's values).
+/// Decodes frames: each item is (chunk index, frame bytes, the chunk's values). With
+/// `zeroed`, the values hold `+0.0` already and zero blocks are not written.
 pub(super) fn read_frames<'a, T: Element>(
     frames: impl IntoIterator<Item = (usize, &'a [u8], &'a mut [T])>,
     block: usize,
+    zeroed: bool,
     exec: &CpuExecutor,
 ) -> Result<()> {
     let mut tiles = Vec::new();
     for (chunk, frame, out) in frames {
-        frame_tiles(chunk, frame, block, out, &mut tiles)?;
+        frame_tiles(chunk, frame, block, out, zeroed, &mut tiles)?;
     }
     run_pieces(exec, tiles, |t| decode_tile(t, block))
 }

@@ -1,29 +1,46 @@
 //! The SZx block loops compiled three times: for the baseline x86-64 target, for AVX2
-//! (with FMA and BMI) and for AVX-512 (F, BW, VL, DQ, CD), the best the CPU has picked at
-//! run time. The block bodies are `#[inline(always)]`, so each copy inlines them with its
+//! (with FMA and BMI) and for AVX-512 (F, BW, VL, DQ, CD and VBMI), the best the CPU has
+//! picked at run time. The block bodies are `#[inline(always)]`, so each copy inlines them with its
 //! own instruction set: their fixed-size loops over groups of 64 values then run 8 or 16
 //! f32 lanes wide instead of 4. The results are the same bytes whichever copy runs
 //! (integer and IEEE operations only, no contraction into FMA).
 
+use codec_kernels::szx::coding::GROUP;
+use codec_kernels::szx::decode::{Counts, GroupOps};
+
 /// Defines `fn $name<T: Element>(args) -> ret` running `$body` (an `#[inline(always)]`
 /// function with the same signature) in its AVX-512 or AVX2 copy when the CPU has those
 /// features, else in the baseline one (`fn $name<T: Bound>(args)` for another bound).
+/// With `= $body, with ops`, `$body` takes one argument more, the decoder's
+/// [`GroupOps`]: [`VbmiOps`] in the AVX-512 copy, else the portable ones.
 macro_rules! multiversion {
     ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty = $body:path;) => {
         multiversion! { $(#[$doc])* fn $name<T: crate::Element>($($arg: $ty),*) -> $ret = $body; }
     };
     ($(#[$doc:meta])* fn $name:ident<T: $bound:path>($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty = $body:path;) => {
+        multiversion! { @copies $(#[$doc])* fn $name<T: $bound>($($arg: $ty),*) -> $ret = $body; [] [] [] }
+    };
+    ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty = $body:path, with ops;) => {
+        multiversion! {
+            @copies $(#[$doc])* fn $name<T: crate::Element>($($arg: $ty),*) -> $ret = $body;
+            [codec_kernels::szx::decode::ScalarOps]
+            [codec_kernels::szx::decode::ScalarOps]
+            [$crate::szx::isa::VbmiOps::new()]
+        }
+    };
+    (@copies $(#[$doc:meta])* fn $name:ident<T: $bound:path>($($arg:ident: $ty:ty),*) -> $ret:ty = $body:path;
+        [$($base:expr)?] [$($a2:expr)?] [$($a5:expr)?]) => {
         $(#[$doc])*
         fn $name<T: $bound>($($arg: $ty),*) -> $ret {
             #[cfg(target_arch = "x86_64")]
             {
                 #[target_feature(enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
                 fn avx2<T: $bound>($($arg: $ty),*) -> $ret {
-                    $body($($arg),*)
+                    $body($($arg,)* $($a2)?)
                 }
-                #[target_feature(enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt,avx512f,avx512bw,avx512vl,avx512dq,avx512cd")]
+                #[target_feature(enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt,avx512f,avx512bw,avx512vl,avx512dq,avx512cd,avx512vbmi")]
                 fn avx512<T: $bound>($($arg: $ty),*) -> $ret {
-                    $body($($arg),*)
+                    $body($($arg,)* $($a5)?)
                 }
                 if $crate::szx::isa::has_avx512() {
                     // SAFETY: the CPU has every feature `avx512` is compiled for.
@@ -34,7 +51,7 @@ macro_rules! multiversion {
                     return unsafe { avx2($($arg),*) };
                 }
             }
-            $body($($arg),*)
+            $body($($arg,)* $($base)?)
         }
     };
 }
@@ -48,10 +65,156 @@ pub(crate) fn has_avx2() -> bool {
     has!("avx2") && has!("fma") && has!("bmi1") && has!("bmi2") && has!("lzcnt") && has!("popcnt")
 }
 
-/// True if the CPU runs the AVX-512 copies (F, BW, VL, DQ, CD, on top of the AVX2 set).
+/// True if the CPU runs the AVX-512 copies (F, BW, VL, DQ, CD and VBMI, on top of the
+/// AVX2 set; a CPU with AVX-512 but without VBMI runs the AVX2 copies).
 #[cfg(target_arch = "x86_64")]
 #[inline]
 pub(crate) fn has_avx512() -> bool {
     use std::arch::is_x86_feature_detected as has;
-    has_avx2() && has!("avx512f") && has!("avx512bw") && has!("avx512vl") && has!("avx512dq") && has!("avx512cd")
+    has_avx2() && has!("avx512f") && has!("avx512bw") && has!("avx512vl") && has!("avx512dq") && has!("avx512cd") && has!("avx512vbmi")
+}
+
+/// [`GroupOps`] in AVX-512 VBMI: a pick is one two-table byte permute (`vpermi2b`),
+/// an unpack a byte permute and a multishift (`vpermb`, `vpmultishiftqb`). A value exists
+/// only where the CPU has them: [`VbmiOps::new`] can be called without `unsafe` only
+/// from code compiled for AVX-512 VBMI.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct VbmiOps(());
+
+#[cfg(target_arch = "x86_64")]
+impl VbmiOps {
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+    pub(crate) fn new() -> Self {
+        VbmiOps(())
+    }
+}
+
+/// Per field width `r`, the byte permute and the bit offsets that put field `8k + b` in
+/// byte `b` of word `k`: the word takes the bytes from `k * r` on (eight fields are
+/// `r` whole bytes), the field sits `b * r` bits into it.
+#[cfg(target_arch = "x86_64")]
+const UNPACK: [([u8; GROUP], [u8; GROUP]); 8] = {
+    let mut t = [([0u8; GROUP], [0u8; GROUP]); 8];
+    let mut r = 1;
+    while r < 8 {
+        let mut i = 0;
+        while i < GROUP {
+            let (k, b) = (i / 8, i % 8);
+            t[r].0[i] = (k * r + b) as u8;
+            t[r].1[i] = (b * r) as u8;
+            i += 1;
+        }
+        r += 1;
+    }
+    t
+};
+
+#[cfg(target_arch = "x86_64")]
+impl GroupOps for VbmiOps {
+    #[inline(always)]
+    fn running_count(self, lead: &[u8; GROUP], code: u8) -> Counts {
+        use std::arch::x86_64::*;
+        let mut out = [0u64; GROUP / 8];
+        // SAFETY: as in `pick` (AVX-512 DQ comes with the copies that construct `self`,
+        // see `has_avx512`); the load reads the 64 bytes of `lead`, the store writes
+        // the 64 of `out`.
+        unsafe {
+            let ones = _mm512_set1_epi64(0x0101_0101_0101_0101);
+            let hits = _mm512_maskz_mov_epi8(_mm512_cmpeq_epi8_mask(_mm512_loadu_si512(lead.as_ptr().cast::<__m512i>()), _mm512_set1_epi8(code as i8)), _mm512_set1_epi8(1));
+            // Counts within each word of eight (one multiplication), then the totals of
+            // the words before it: a prefix sum over the eight words in three steps.
+            let within = _mm512_mullo_epi64(hits, ones);
+            let totals = _mm512_srli_epi64::<56>(within);
+            let step = |v: __m512i, by: i64, keep: __mmask8| _mm512_add_epi64(v, _mm512_maskz_permutexvar_epi64(keep, _mm512_sub_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi64(by)), v));
+            let inclusive = step(step(step(totals, 1, 0xfe), 2, 0xfc), 4, 0xf0);
+            let before = _mm512_maskz_permutexvar_epi64(0xfe, _mm512_set_epi64(6, 5, 4, 3, 2, 1, 0, 0), inclusive);
+            let counts = _mm512_add_epi64(within, _mm512_mullo_epi64(before, ones));
+            _mm512_storeu_si512(out.as_mut_ptr().cast::<__m512i>(), counts);
+        }
+        out
+    }
+
+    #[inline(always)]
+    fn pick(self, src: &[u8; GROUP], prev: u8, counts: &Counts) -> [u8; GROUP] {
+        use std::arch::x86_64::*;
+        let mut out = [0u8; GROUP];
+        let c = counts.map(|w| w as i64);
+        // SAFETY: `self` exists, so the CPU has AVX-512 F, BW and VBMI (`new`); the load
+        // reads the 64 bytes of `src`, the store writes the 64 of `out`.
+        unsafe {
+            let src = _mm512_loadu_si512(src.as_ptr().cast::<__m512i>());
+            // Count k picks `src[k - 1]`; 0 wraps to 255, an entry of the second table,
+            // all `prev`.
+            let idx = _mm512_sub_epi8(_mm512_set_epi64(c[7], c[6], c[5], c[4], c[3], c[2], c[1], c[0]), _mm512_set1_epi8(1));
+            let picked = _mm512_permutex2var_epi8(src, idx, _mm512_set1_epi8(prev as i8));
+            _mm512_storeu_si512(out.as_mut_ptr().cast::<__m512i>(), picked);
+        }
+        out
+    }
+
+    #[inline(always)]
+    fn unpack(self, src: &[u8; GROUP], r: u32) -> [u8; GROUP] {
+        use std::arch::x86_64::*;
+        let (bytes, offsets) = &UNPACK[r as usize & 7];
+        let mut out = [0u8; GROUP];
+        // SAFETY: as in `pick`; the loads read the 64 bytes of `src`, `bytes` and
+        // `offsets`, the store writes the 64 of `out`.
+        unsafe {
+            let words = _mm512_permutexvar_epi8(_mm512_loadu_si512(bytes.as_ptr().cast::<__m512i>()), _mm512_loadu_si512(src.as_ptr().cast::<__m512i>()));
+            let fields = _mm512_multishift_epi64_epi8(_mm512_loadu_si512(offsets.as_ptr().cast::<__m512i>()), words);
+            let masked = _mm512_and_si512(fields, _mm512_set1_epi8(((1u32 << r) - 1) as i8));
+            _mm512_storeu_si512(out.as_mut_ptr().cast::<__m512i>(), masked);
+        }
+        out
+    }
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use super::*;
+    use codec_kernels::szx::decode::ScalarOps;
+
+    /// The AVX-512 VBMI group steps give the portable ones' bytes, on random windows,
+    /// previous bytes, running counts (0 to 64) and field widths.
+    #[test]
+    fn vbmi_ops_equal_the_portable_ones() {
+        if !has_avx512() {
+            eprintln!("this CPU has no AVX-512 VBMI: nothing to compare");
+            return;
+        }
+        // SAFETY: the CPU has AVX-512 VBMI (checked above).
+        let vbmi = unsafe { VbmiOps::new() };
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for round in 0..4000 {
+            let src: [u8; GROUP] = std::array::from_fn(|_| next() as u8);
+            let prev = next() as u8;
+            // Running counts: each value's is its predecessor's or one more; every
+            // fourth round all stored (64 at the end), or none.
+            let mut k = 0u8;
+            let steps: [u8; GROUP] = std::array::from_fn(|_| {
+                k += match round % 4 {
+                    0 => 1,
+                    1 => 0,
+                    _ => (next() & 1) as u8,
+                };
+                k
+            });
+            let counts: Counts = std::array::from_fn(|w| u64::from_le_bytes(std::array::from_fn(|i| steps[8 * w + i])));
+            assert_eq!(vbmi.pick(&src, prev, &counts), ScalarOps.pick(&src, prev, &counts), "round {round}");
+            let lead: [u8; GROUP] = std::array::from_fn(|i| (src[i] >> (round % 7)) & 3);
+            for code in 0..=4 {
+                assert_eq!(vbmi.running_count(&lead, code), ScalarOps.running_count(&lead, code), "round {round}, code {code}");
+            }
+            for r in 1..8 {
+                assert_eq!(vbmi.unpack(&src, r), ScalarOps.unpack(&src, r), "round {round}, r {r}");
+            }
+        }
+    }
 }

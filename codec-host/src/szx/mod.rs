@@ -25,6 +25,7 @@
 mod frame;
 mod header;
 mod isa;
+mod output;
 pub mod pipelined;
 pub mod reduce;
 
@@ -32,6 +33,7 @@ use codec_kernels::szx::{BlockKind, BlockPlan, Tolerance};
 
 pub use header::{SzxHeader, CHUNK_ENTRY_LEN, HEADER_LEN, MAGIC, MAX_CHUNK_VALUES, VERSION};
 pub use codec_kernels::szx::MAX_BLOCK_SIZE;
+pub use output::HUGE_PAGE_MIN_BYTES;
 
 use crate::{CpuExecutor, Element, Error, Result, Shape, StreamInfo};
 
@@ -79,6 +81,13 @@ pub fn max_compressed_len<T: Element>(n: usize, opts: &SzxOptions) -> usize {
 pub(crate) fn decompress_into<T: Element>(stream: &[u8], out: &mut [T], exec: &CpuExecutor) -> Result<SzxHeader> {
     let header = SzxHeader::read(stream)?;
     let out = check_output(&header, out)?;
+    decode_frames(stream, &header, out, false, exec)?;
+    Ok(header)
+}
+
+/// Decodes the chunks of `stream` (whose header is `header`) into `out`, its values;
+/// with `zeroed`, `out` holds `+0.0` everywhere already and zero blocks are not written.
+fn decode_frames<T: Element>(stream: &[u8], header: &SzxHeader, out: &mut [T], zeroed: bool, exec: &CpuExecutor) -> Result<()> {
     let (lens, _) = header.chunk_lens(stream)?;
     let mut at = header.prefix_len();
     let frames = lens.zip(out.chunks_mut(header.chunk_values)).enumerate().map(|(i, (len, values))| {
@@ -86,15 +95,27 @@ pub(crate) fn decompress_into<T: Element>(stream: &[u8], out: &mut [T], exec: &C
         at += len;
         (i, frame, values)
     });
-    frame::read_frames(frames, header.block_size, exec)?;
-    Ok(header)
+    frame::read_frames(frames, header.block_size, zeroed, exec)
 }
 
-/// Decodes an SZx stream into a new vector, on the shared executor, for streams of
-/// unknown origin: the chunk table vouches for the values before anything is allocated
-/// (the codec API, [`decompress_into`](crate::decompress_into), decodes into the
-/// caller's buffer).
+/// Decodes an SZx stream into a new vector, on the shared executor (see
+/// [`decompress_with`]).
 pub fn decompress<T: Element>(stream: &[u8]) -> Result<(Vec<T>, SzxHeader)> {
+    decompress_with(stream, CpuExecutor::global())
+}
+
+/// Decodes an SZx stream into a new vector, on `exec`, for streams of unknown origin:
+/// the chunk table vouches for the values before anything is allocated (the codec API,
+/// [`decompress_into`](crate::decompress_into), decodes into the caller's buffer).
+///
+/// The vector comes zeroed from the allocator (for a large output, a fresh mapping whose
+/// pages the kernel provides as zeros when first touched) and zero blocks are not
+/// written: pages that hold only zero blocks are never touched by the decoder. Their
+/// cost is deferred, not gone: the first write to such a page later faults it in (a
+/// read maps the shared zero page). Outputs of at least [`HUGE_PAGE_MIN_BYTES`] with
+/// few zero blocks are advised to use transparent huge pages (`MADV_HUGEPAGE`), where
+/// the system allows them, for fewer page faults.
+pub fn decompress_with<T: Element>(stream: &[u8], exec: &CpuExecutor) -> Result<(Vec<T>, SzxHeader)> {
     let header = SzxHeader::read(stream)?;
     if header.elem != T::TYPE {
         return Err(Error::TypeMismatch { stream: header.elem, requested: T::TYPE });
@@ -102,10 +123,11 @@ pub fn decompress<T: Element>(stream: &[u8]) -> Result<(Vec<T>, SzxHeader)> {
     // The chunk table vouches for at least one byte per block before anything is
     // allocated, and the allocation itself may fail without aborting.
     header.stream_len(stream)?;
-    let mut out = Vec::new();
-    out.try_reserve_exact(header.len()).map_err(|_| Error::OutOfMemory { bytes: header.len().saturating_mul(T::TYPE.size()) })?;
-    out.resize(header.len(), T::default());
-    decompress_into(stream, &mut out, CpuExecutor::global())?;
+    let mut out = output::zeroed_vec::<T>(header.len())?;
+    if output::dense(stream, &header) {
+        output::advise_huge_pages(&mut out);
+    }
+    decode_frames(stream, &header, &mut out, true, exec)?;
     Ok((out, header))
 }
 

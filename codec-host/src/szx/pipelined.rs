@@ -223,7 +223,7 @@ impl Decoder {
         }
         let values = self.header.chunk_values(index);
         let out = &mut check_output(&self.header, out)?[values.clone()];
-        frame::read_frames([(index, chunk, out)], self.header.block_size, exec)?;
+        frame::read_frames([(index, chunk, out)], self.header.block_size, false, exec)?;
         Ok(values)
     }
 
@@ -245,7 +245,7 @@ impl Decoder {
             let len = u32::from_le_bytes([e[0], e[1], e[2], e[3]]) as usize;
             let Some(chunk) = received.get(self.next_at..self.next_at + len) else { break };
             let values = self.header.chunk_values(self.next);
-            frame::read_frames([(self.next, chunk, &mut out[values.clone()])], self.header.block_size, exec)?;
+            frame::read_frames([(self.next, chunk, &mut out[values.clone()])], self.header.block_size, false, exec)?;
             on_chunk(&ChunkDone { index: self.next, values, bytes: self.next_at..self.next_at + len });
             self.next += 1;
             self.next_at += len;

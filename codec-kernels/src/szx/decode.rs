@@ -32,6 +32,67 @@ pub fn payload_len<T: SzxFloat>(state: u8, n: usize, coded_size: usize) -> Resul
 /// block's values; its length is the block's length).
 #[inline(always)]
 pub fn decode_block<T: SzxFloat>(state: u8, payload: &[u8], out: &mut [T]) -> Result<(), BlockError> {
+    decode_block_with(state, payload, out, ScalarOps)
+}
+
+/// Running counts over a group: byte `i % 8` of word `i / 8` (little-endian) is value
+/// `i`'s count, at most [`GROUP`].
+pub type Counts = [u64; GROUP / 8];
+
+/// The byte steps of the decoder over a group whose values keep one whole byte (the
+/// fixed-point blocks of every field measured): the same results whichever runs them,
+/// in one or two vector instructions on a processor that has byte permutes.
+pub trait GroupOps: Copy {
+    /// For each value of a group, how many of the codes `lead` (0 to 3) up to and
+    /// including its own equal `code` (4 counts none).
+    #[inline(always)]
+    fn running_count(self, lead: &[u8; GROUP], code: u8) -> Counts {
+        running_count(lead, code)
+    }
+    /// For every value `i`: `src[k - 1]`, or `prev` where `k = 0`, `k` being value
+    /// `i`'s entry of `counts` (the last stored byte or residual up to it).
+    fn pick(self, src: &[u8; GROUP], prev: u8, counts: &Counts) -> [u8; GROUP];
+    /// The [`GROUP`] fields of `r` bits (1 to 7) packed least significant first in `src`.
+    fn unpack(self, src: &[u8; GROUP], r: u32) -> [u8; GROUP];
+}
+
+/// [`GroupOps`] in portable code (any processor, the GPU included).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ScalarOps;
+
+impl GroupOps for ScalarOps {
+    #[inline(always)]
+    fn pick(self, src: &[u8; GROUP], prev: u8, counts: &Counts) -> [u8; GROUP] {
+        // A table of `prev` then `src`, looked up at the counts (masked: no check).
+        let mut table = [prev; 2 * GROUP];
+        table[1..=GROUP].copy_from_slice(src);
+        core::array::from_fn(|i| table[count_at(counts, i) & (2 * GROUP - 1)])
+    }
+
+    #[inline(always)]
+    fn unpack(self, src: &[u8; GROUP], r: u32) -> [u8; GROUP] {
+        let mask = (1u64 << r) - 1;
+        let mut out = [0u8; GROUP];
+        // Eight fields take `r` whole bytes: the words at fixed positions (vector code).
+        for (j, o) in out.chunks_exact_mut(8).enumerate() {
+            let acc = load_le_u64(src, j * r as usize);
+            for (i, o) in o.iter_mut().enumerate() {
+                *o = ((acc >> (r * i as u32)) & mask) as u8;
+            }
+        }
+        out
+    }
+}
+
+/// Value `i`'s entry of `counts`.
+#[inline(always)]
+fn count_at(counts: &Counts, i: usize) -> usize {
+    (counts[(i / 8) % (GROUP / 8)] >> (8 * (i % 8))) as u8 as usize
+}
+
+/// [`decode_block`] with the group steps of `ops` (the same values whichever).
+#[inline(always)]
+pub fn decode_block_with<T: SzxFloat, G: GroupOps>(state: u8, payload: &[u8], out: &mut [T], ops: G) -> Result<(), BlockError> {
     let kind = checked_kind::<T>(state, payload, out.len())?;
     match kind {
         BlockKind::Zero => out.fill(T::ZERO),
@@ -45,18 +106,17 @@ pub fn decode_block<T: SzxFloat>(state: u8, payload: &[u8], out: &mut [T]) -> Re
             let (c, codes, body) = checked_sections::<T>(kind, payload, out.len())?;
             // A short body (a block of mostly repeats) is read from a zero-padded copy,
             // so that no word load runs past its end.
-            let mut padded = [0u8; SHORT_BODY + 8];
-            let body = match padded.get_mut(..body.len()) {
-                Some(p) => {
-                    p.copy_from_slice(body);
-                    &padded[..]
-                }
-                None => body,
+            let mut padded = [0u8; SHORT_BODY + GROUP + 8];
+            let body = if body.len() <= SHORT_BODY {
+                padded[..body.len()].copy_from_slice(body);
+                &padded[..]
+            } else {
+                body
             };
             match c.mode {
-                mode::OFFSET => decode_coded::<T, { mode::OFFSET }>(&c, codes, body, out),
-                mode::QUANT => decode_coded::<T, { mode::QUANT }>(&c, codes, body, out),
-                _ => decode_coded::<T, { mode::DIRECT }>(&c, codes, body, out),
+                mode::OFFSET => decode_coded::<T, G, { mode::OFFSET }>(&c, codes, body, out, ops),
+                mode::QUANT => decode_coded::<T, G, { mode::QUANT }>(&c, codes, body, out, ops),
+                _ => decode_coded::<T, G, { mode::DIRECT }>(&c, codes, body, out, ops),
             }
         }
     }
@@ -153,11 +213,13 @@ fn check_sections<T: SzxFloat>(c: &Coding<T>, n: usize, codes: &[u8], body: &[u8
 }
 
 /// Rebuilds the values of a coded block whose sections were checked. Per group: the
-/// whole bytes (a scalar pass, each value's depending on the previous one), the
-/// residuals (at fixed positions unless the group holds a repeat code), then the
-/// patterns and values (vector code over the whole group).
+/// whole bytes (with one whole byte, the common case of fixed-point blocks, a byte
+/// look-up per value at the running count of stored ones; else a scalar pass, each
+/// value's depending on the previous one), the residuals (unpacked at fixed positions,
+/// then looked up the same way if the group holds a repeat code), then the patterns and
+/// values (vector code over the whole group).
 #[inline(always)]
-fn decode_coded<T: SzxFloat, const M: u8>(c: &Coding<T>, codes: &[u8], body: &[u8], out: &mut [T]) {
+fn decode_coded<T: SzxFloat, G: GroupOps, const M: u8>(c: &Coding<T>, codes: &[u8], body: &[u8], out: &mut [T], ops: G) {
     let width = T::Bits::BITS;
     let (q, r) = (c.req_bytes, c.resi_bits);
     // Per code: the whole bytes stored (the low ones of the whole-byte integer `u`) and
@@ -171,27 +233,27 @@ fn decode_coded<T: SzxFloat, const M: u8>(c: &Coding<T>, codes: &[u8], body: &[u
     let repeat = if c.max_lead() > q { q as u8 + 1 } else { 4 };
     let whole_shift = width - 8 * q;
     let resi_shift = width - c.keep_bits();
-    let resi_mask = (1u64 << r) - 1;
     let mut pos = 0usize;
-    let (mut prev_u, mut prev_res) = (T::Bits::ZERO, 0u32);
+    let (mut prev_u, mut prev_res) = (T::Bits::ZERO, 0u8);
     let mut u = [T::Bits::ZERO; GROUP];
-    let mut res = [0u32; GROUP];
+    let mut res = [0u8; GROUP];
     let mut lead = [0u8; GROUP];
+    let mut spare = [0u8; GROUP];
+    // Value i's position among the group (1 to 64), eight bytes per word.
+    let positions: Counts = core::array::from_fn(|w| u64::from_le_bytes(core::array::from_fn(|i| (8 * w + i + 1) as u8)));
     for (outs, codes) in out.chunks_mut(GROUP).zip(codes.chunks(GROUP / 4)) {
         unpack_codes(codes, &mut lead);
         let m = outs.len();
         if q == 1 {
-            // One whole byte: value i's is the last one stored up to it (code 0).
-            // Counting them replaces the per-value masks and table look-ups.
-            let mut stored = 0usize;
-            for (u, &l) in u[..m].iter_mut().zip(&lead) {
-                stored += (l == 0) as usize;
-                if let Some(i) = stored.checked_sub(1) {
-                    prev_u = T::Bits::from_u32(body.get(pos + i).copied().unwrap_or(0) as u32);
-                }
-                *u = prev_u;
+            // One whole byte: value i's is the last one stored up to it (code 0), the
+            // one at the running count of code-0 values.
+            let stored = ops.running_count(&lead, 0);
+            let bytes = ops.pick(window(body, pos, &mut spare), prev_u.low_u32() as u8, &stored);
+            for (u, &b) in u.iter_mut().zip(&bytes) {
+                *u = T::Bits::from_u32(b as u32);
             }
-            pos += stored;
+            prev_u = u[m - 1];
+            pos += count_at(&stored, m - 1);
         } else {
             for (u, &l) in u[..m].iter_mut().zip(&lead) {
                 let l = l as usize & 3;
@@ -202,32 +264,22 @@ fn decode_coded<T: SzxFloat, const M: u8>(c: &Coding<T>, codes: &[u8], body: &[u
         }
         if r > 0 {
             // The residuals stored (every code but the repeat code), unpacked at fixed
-            // positions, eight per r bytes (vector code)...
-            let mut packed = [0u32; GROUP];
-            for j in 0..GROUP / 8 {
-                let acc = load_le_u64(body, pos + j * r as usize);
-                for i in 0..8 {
-                    packed[8 * j + i] = ((acc >> (r * i as u32)) & resi_mask) as u32;
-                }
-            }
-            let stored = lead[..m].iter().filter(|&&l| l != repeat).count();
+            // positions; a repeat takes the last one stored before it, the one at the
+            // running count of the others.
+            let packed = ops.unpack(window(body, pos, &mut spare), r);
+            let repeats = ops.running_count(&lead, repeat);
+            let stored = m - count_at(&repeats, m - 1);
             if stored == m {
                 res = packed;
             } else {
-                // ...then spread: a repeat takes the last residual stored before it.
-                let mut seen = 0usize;
-                for (v, &l) in res[..m].iter_mut().zip(&lead) {
-                    seen += (l != repeat) as usize;
-                    if let Some(j) = seen.checked_sub(1) {
-                        prev_res = packed[j & (GROUP - 1)];
-                    }
-                    *v = prev_res;
-                }
+                // No byte borrows: at most i + 1 of the first i + 1 codes repeat.
+                let others: Counts = core::array::from_fn(|w| positions[w] - repeats[w]);
+                res = ops.pick(&packed, prev_res, &others);
             }
             prev_res = res[m - 1];
             pos += (stored * r as usize).div_ceil(8);
         }
-        let value = |(&u, &res): (&T::Bits, &u32)| c.reconstruct::<M>(u << whole_shift | T::Bits::from_u32(res) << resi_shift);
+        let value = |(&u, &res): (&T::Bits, &u8)| c.reconstruct::<M>(u << whole_shift | T::Bits::from_u32(res as u32) << resi_shift);
         match <&mut [T; GROUP]>::try_from(&mut *outs) {
             Ok(full) => {
                 for (o, ur) in full.iter_mut().zip(u.iter().zip(&res)) {
@@ -243,13 +295,55 @@ fn decode_coded<T: SzxFloat, const M: u8>(c: &Coding<T>, codes: &[u8], body: &[u
     }
 }
 
+/// For each value of a group, how many of the codes up to and including its own equal
+/// `code` (codes are 0 to 3; `code` 4 counts none): eight codes at a time, a byte each,
+/// summed within a word by one multiplication.
+#[inline(always)]
+fn running_count(lead: &[u8; GROUP], code: u8) -> Counts {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    // Per word of eight codes, the counts within it (independent of the other words)...
+    let mut sums: Counts = core::array::from_fn(|w| {
+        let l = &lead[8 * w..8 * w + 8];
+        let x = u64::from_le_bytes([l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7]]) ^ (code as u64 * ONES);
+        // A byte of 1 where the code equals `code` (`x` is then 0; its bytes are below 8).
+        let hits = ((x | x >> 1 | x >> 2) & ONES) ^ ONES;
+        hits.wrapping_mul(ONES)
+    });
+    // ...plus those of the words before it (a chain of additions only).
+    let mut before = 0u64;
+    for s in &mut sums {
+        let own = *s >> 56;
+        *s += before * ONES;
+        before += own;
+    }
+    sums
+}
+
+/// The [`GROUP`] bytes of `b` from `at`: in place, or copied into `spare` with zeros
+/// past the end of `b`.
+#[inline(always)]
+fn window<'a>(b: &'a [u8], at: usize, spare: &'a mut [u8; GROUP]) -> &'a [u8; GROUP] {
+    if let Some(w) = b.get(at..at + GROUP).and_then(|w| <&[u8; GROUP]>::try_from(w).ok()) {
+        return w;
+    }
+    let w = b.get(at..).unwrap_or_default();
+    spare.fill(0);
+    spare[..w.len()].copy_from_slice(w);
+    spare
+}
+
 /// The 2-bit codes of one group (missing bytes read as zero).
 #[inline(always)]
 fn unpack_codes(codes: &[u8], lead: &mut [u8; GROUP]) {
-    let mut bytes = [0u8; GROUP / 4];
-    for (d, &b) in bytes.iter_mut().zip(codes) {
-        *d = b;
-    }
+    let bytes = match <[u8; GROUP / 4]>::try_from(codes) {
+        Ok(full) => full,
+        Err(_) => {
+            let mut bytes = [0u8; GROUP / 4];
+            let n = codes.len().min(GROUP / 4);
+            bytes[..n].copy_from_slice(&codes[..n]);
+            bytes
+        }
+    };
     for j in 0..GROUP / 4 {
         for i in 0..4 {
             lead[4 * j + i] = (bytes[j] >> (2 * i)) & 3;

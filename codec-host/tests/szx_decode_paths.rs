@@ -1,0 +1,144 @@
+//! The SZx decoding paths give the same bits: the allocating decoder
+//! (`szx::decompress_with`, zeroed memory, zero blocks not written) against decoding
+//! into memory already holding other values, on fields of zero blocks, constant blocks,
+//! signed zeros and coded blocks, mixed; one thread and several; small and large
+//! outputs (the huge-page path).
+
+use codec_host::szx::{self, ErrorBound, HUGE_PAGE_MIN_BYTES};
+use codec_host::{Backend, Codec, CpuExecutor, Element, Error, Shape};
+
+/// A field of runs of block-sized pieces, each of a kind picked by `i`: exact `+0.0`,
+/// `-0.0`, a constant, a smooth wave, values within `1e-3` of zero of both signs,
+/// isolated spikes among zeros, and `-0.0` among larger values (a coded block that
+/// keeps the sign of its zeros).
+fn mixed(n: usize, seed: usize) -> Vec<f32> {
+    (0..n)
+        .map(|i| {
+            let (piece, j) = (i / 128 + seed, i % 128);
+            match piece % 7 {
+                0 => 0.0,
+                1 => -0.0,
+                2 => 3.25,
+                3 => (i as f32 * 0.01).sin() * 50.0,
+                4 => if j % 2 == 0 { 4e-4 } else { -4e-4 },
+                5 => if j == 77 { 12.5 } else { 0.0 },
+                _ => if j % 3 == 0 { -0.0 } else { (i as f32 * 0.37).sin() * 20.0 },
+            }
+        })
+        .collect()
+}
+
+fn bits<T: Element>(v: &[T]) -> Vec<u64> {
+    v.iter()
+        .map(|x| {
+            let mut b = Vec::new();
+            codec_host::extend_le(std::slice::from_ref(x), &mut b);
+            b.iter().rev().fold(0u64, |a, &y| a << 8 | y as u64)
+        })
+        .collect()
+}
+
+/// Decodes `stream` both ways, on one thread and on four, and compares the bits.
+fn same_bits(stream: &[u8], n: usize) -> Vec<f32> {
+    let mut touched = vec![f32::from_bits(0x7fc0_1234); n];
+    codec_host::decompress_into(stream, &mut touched, &Backend::with_executor(CpuExecutor::new(1).unwrap())).unwrap();
+    for threads in [1, 4] {
+        let (fresh, header) = szx::decompress_with::<f32>(stream, &CpuExecutor::new(threads).unwrap()).unwrap();
+        assert_eq!(header.len(), n);
+        assert_eq!(bits(&fresh), bits(&touched), "{threads} threads");
+    }
+    touched
+}
+
+#[test]
+fn zero_skipping_decoder_equals_decoding_into_used_memory() {
+    let (mut negative_zeros, mut kinds) = (0, [false; 3]);
+    for (n, seed) in [(1, 0), (127, 3), (128 * 40 + 17, 1), (128 * 7 * 64, 5)] {
+        let x = mixed(n, seed);
+        for e in [0.0, 1e-3, 1e-1] {
+            let stream = Codec::szx(ErrorBound::Abs(e)).compress(&x, Shape::d1(n), &Backend::cpu()).unwrap();
+            let back = same_bits(&stream, n);
+            for (a, b) in x.iter().zip(&back) {
+                assert!(((a - b) as f64).abs() <= e, "E {e}: {a} vs {b}");
+            }
+            negative_zeros += back.iter().filter(|v| v.to_bits() == (-0.0f32).to_bits()).count();
+            let census = szx::describe(&stream).unwrap().blocks;
+            kinds[0] |= census.zero > 0;
+            kinds[1] |= census.constant > 0;
+            kinds[2] |= census.zero > 0 && census.constant + census.quantized + census.direct + census.offset > 0;
+        }
+    }
+    // Values decoded as -0.0 among the zero blocks (whose +0.0 comes from the
+    // allocator): a decoder skipping the wrong blocks would lose their sign.
+    assert!(negative_zeros > 100, "{negative_zeros} values decoded as -0.0");
+    assert_eq!(kinds, [true; 3], "zero blocks, constant blocks, and both mixed with coded ones");
+}
+
+/// Runs of constant blocks, of one value and of several, next to zero blocks: every
+/// value exact (the decoder writes each run of one value with one fill).
+#[test]
+fn runs_of_constant_blocks_decode_exactly() {
+    let x: Vec<f32> = (0..128 * 70 + 50)
+        .map(|i| match (i / 128) % 9 {
+            0..=2 => 1.0,
+            3 | 4 => 2.5,
+            5 => 1.0,
+            6 => -7.0,
+            _ => 0.0,
+        })
+        .collect();
+    for e in [0.0, 1e-3] {
+        let stream = Codec::szx(ErrorBound::Abs(e)).compress(&x, Shape::d1(x.len()), &Backend::cpu()).unwrap();
+        let census = szx::describe(&stream).unwrap().blocks;
+        assert!(census.constant >= 40 && census.zero >= 15, "{census:?}");
+        let back = same_bits(&stream, x.len());
+        assert_eq!(bits(&back), bits(&x), "E {e}");
+    }
+}
+
+/// Outputs large enough for the huge-page advice, with few zero blocks (advised) and
+/// with many (not advised, zero pages left untouched); and the same through f64.
+#[test]
+fn large_outputs_decode_the_same_both_ways() {
+    let n = HUGE_PAGE_MIN_BYTES / 4 + 1000;
+    let dense: Vec<f32> = (0..n).map(|i| (i as f32 * 1e-3).sin() + 2.0).collect();
+    let sparse: Vec<f32> = (0..n).map(|i| if (i / 4096) % 5 == 0 { (i as f32 * 1e-3).cos() } else { 0.0 }).collect();
+    for x in [dense, sparse] {
+        let stream = Codec::szx(ErrorBound::Abs(1e-3)).compress(&x, Shape::d1(n), &Backend::cpu()).unwrap();
+        same_bits(&stream, n);
+    }
+    let x: Vec<f64> = mixed(50_000, 2).into_iter().map(f64::from).collect();
+    let stream = Codec::szx(ErrorBound::Abs(1e-4)).compress(&x, Shape::d1(x.len()), &Backend::cpu()).unwrap();
+    let mut touched = vec![f64::NAN; x.len()];
+    codec_host::decompress_into(&stream, &mut touched, &Backend::cpu()).unwrap();
+    let (fresh, _) = szx::decompress::<f64>(&stream).unwrap();
+    assert_eq!(bits(&fresh), bits(&touched));
+}
+
+/// Every truncation and many corruptions of a stream with zero, constant and coded
+/// blocks: the allocating decoder gives a typed error or the values the other decoder
+/// gives, never a panic.
+#[test]
+fn truncated_and_corrupt_streams_are_errors_for_the_allocating_decoder() {
+    let x = mixed(128 * 21, 0);
+    let stream = Codec::szx(ErrorBound::Abs(1e-3)).compress(&x, Shape::d1(x.len()), &Backend::cpu()).unwrap();
+    let exec = CpuExecutor::new(1).unwrap();
+    for cut in 0..stream.len() {
+        assert!(szx::decompress_with::<f32>(&stream[..cut], &exec).is_err(), "cut at {cut}");
+    }
+    for at in 0..stream.len() {
+        for bit in [0, 3, 7] {
+            let mut s = stream.clone();
+            s[at] ^= 1 << bit;
+            let mut touched = vec![1f32; x.len()];
+            let plain = codec_host::decompress_into(&s, &mut touched, &Backend::with_executor(CpuExecutor::new(1).unwrap()));
+            match (szx::decompress_with::<f32>(&s, &exec), plain) {
+                (Ok((v, _)), Ok(_)) => assert_eq!(bits(&v), bits(&touched[..v.len()]), "byte {at} bit {bit}"),
+                // A header declaring more values than the buffer given to the other.
+                (Ok((v, _)), Err(Error::BufferTooSmall { .. })) => assert!(v.len() > x.len()),
+                (Err(_), Err(_)) => {}
+                (a, b) => panic!("byte {at} bit {bit}: the decoders disagree: {:?} vs {b:?}", a.map(|(v, _)| v.len())),
+            }
+        }
+    }
+}
