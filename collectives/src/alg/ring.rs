@@ -178,7 +178,19 @@ fn allgather_pipelined<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &m
         test_all(&mut sends);
         inbox.poll();
     });
+    // The own frames are decoded while the next incoming frame is still on its way (a
+    // wait filled with work), the rest at the end.
+    let mut own_decoded = 0;
+    let decode_own = |call: &mut Call, work: &mut W, j: usize| {
+        let want = call.expect::<T>(Some(j), Some(own.len()), own[j].len());
+        call.decode_at(r, &own_frames[j], &want, work, own[j].clone());
+        j + 1
+    };
     for (b, j, n, range) in &incoming {
+        while own_decoded < own_frames.len() && !inbox.ready() {
+            own_decoded = decode_own(call, work, own_decoded);
+            test_all(&mut sends);
+        }
         let Some(bytes) = inbox.next() else { break };
         let want = call.expect::<T>(Some(*j), Some(*n), range.len());
         // The next rank's own block ends its journey here.
@@ -193,9 +205,8 @@ fn allgather_pipelined<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &m
         test_all(&mut sends);
         inbox.poll();
     }
-    for (j, frame) in own_frames.iter().enumerate() {
-        let want = call.expect::<T>(Some(j), Some(own.len()), own[j].len());
-        call.decode_at(r, frame, &want, work, own[j].clone());
+    while own_decoded < own_frames.len() {
+        own_decoded = decode_own(call, work, own_decoded);
     }
     wait_all(&mut sends);
 }
