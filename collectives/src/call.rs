@@ -497,16 +497,33 @@ impl Call {
         out
     }
 
-    /// Decodes the frame `bytes` into a scratch buffer beside `work` and reduces it
-    /// into `work[range]` with the backend's reduction kernel.
-    pub fn decode_reduce<T: Value, W: Place<T> + ?Sized>(&mut self, peer: usize, bytes: &[u8], want: &Expect, work: &mut W, range: Range<usize>, op: ReduceOp) {
+    /// Decodes the frame `bytes` into `scratch`, a buffer beside `work`, and reduces it
+    /// into `work[range]` with the backend's reduction kernel. The scratch is made on
+    /// first use and grown to the largest piece, so that the pieces of a schedule reuse
+    /// one buffer (a fresh one per piece is zeroed, or page-faulted in, every time).
+    #[allow(clippy::too_many_arguments)]
+    pub fn decode_reduce<T: Value, W: Place<T> + ?Sized>(
+        &mut self,
+        peer: usize,
+        bytes: &[u8],
+        want: &Expect,
+        work: &mut W,
+        range: Range<usize>,
+        op: ReduceOp,
+        scratch: &mut Option<W::Owned>,
+    ) {
         let n = range.len();
-        let mut scratch = match work.zeros(n) {
-            Ok(s) => s,
-            Err(e) => return self.fail(e.into()),
-        };
-        if self.decode_at(peer, bytes, want, &mut *scratch, 0..n) {
-            if let Err(e) = work.reduce(self.backend, op, range, &scratch) {
+        if scratch.as_deref().is_none_or(|s| s.len() < n) {
+            // The smaller one goes before the larger one is made.
+            *scratch = None;
+            match work.zeros(n) {
+                Ok(s) => *scratch = Some(s),
+                Err(e) => return self.fail(e.into()),
+            }
+        }
+        let scratch = scratch.as_deref_mut().expect("made above");
+        if self.decode_at(peer, bytes, want, scratch, 0..n) {
+            if let Err(e) = scratch.view(0..n, |decoded| work.reduce(self.backend, op, range, decoded)) {
                 self.fail(e.into());
             }
         }

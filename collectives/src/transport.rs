@@ -146,9 +146,12 @@ impl Comm {
 
     /// Starts receiving a message of at most `capacity` bytes from `src`.
     pub fn irecv(&self, src: usize, tag: i32, capacity: usize) -> Pending {
-        let mut vec = vec![0u8; capacity];
+        // Not zeroed: a frame is mostly much smaller than the capacity (the raw size of
+        // its values), and only what MPI writes is ever read (see `take_bytes`).
+        let mut vec = Vec::<u8>::with_capacity(capacity);
         let mut req = null_request();
-        // SAFETY: as for `isend`; the buffer is written only by MPI until completion.
+        // SAFETY: as for `isend`; the allocation holds `capacity` bytes and is written
+        // only by MPI until completion.
         let rc = unsafe { ffi::MPI_Irecv(vec.as_mut_ptr().cast(), count(capacity), byte_type(), src as c_int, tag, self.raw, &mut req) };
         checked(rc, "MPI_Irecv");
         Pending { req, buf: Buf::Owned(vec), received: None, consumed: false, what: (true, src, tag) }
@@ -295,6 +298,12 @@ impl Pending {
         let n = self.received.unwrap_or(0);
         self.consumed = true;
         match std::mem::replace(&mut self.buf, Buf::Owned(Vec::new())) {
+            Buf::Owned(mut v) if self.what.0 => {
+                // SAFETY: the receive was posted on `v`'s allocation, and MPI wrote the
+                // first `n` bytes of it (a longer message is an error that aborts).
+                unsafe { v.set_len(n.min(v.capacity())) };
+                v
+            }
             Buf::Owned(mut v) => {
                 v.truncate(n);
                 v

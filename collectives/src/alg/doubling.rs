@@ -18,6 +18,7 @@ pub(crate) fn allreduce<T: Value, W: Place<T> + ?Sized>(call: &mut Call, buf: &m
     let pof2 = if p == 0 { 1 } else { 1 << p.ilog2() };
     let rem = p - pof2;
     let all = 0..buf.len();
+    let mut scratch = None;
 
     // Fold in: even ranks below 2r hand their vector to the odd rank above.
     let virtual_rank = if rank < 2 * rem {
@@ -27,7 +28,7 @@ pub(crate) fn allreduce<T: Value, W: Place<T> + ?Sized>(call: &mut Call, buf: &m
             None
         } else {
             let bytes = call.comm.recv(rank - 1, TAG_FOLD);
-            absorb(call, rank - 1, &bytes, buf, op);
+            absorb(call, rank - 1, &bytes, buf, op, &mut scratch);
             Some(rank / 2)
         }
     } else {
@@ -44,7 +45,7 @@ pub(crate) fn allreduce<T: Value, W: Place<T> + ?Sized>(call: &mut Call, buf: &m
             let frame = call.frame_at(buf, all.clone(), rank, 1);
             let mut tx = call.isend::<T>(partner, TAG_DOUBLING, frame, buf.len());
             let bytes = rx.take_bytes();
-            absorb(call, partner, &bytes, buf, op);
+            absorb(call, partner, &bytes, buf, op, &mut scratch);
             tx.wait();
             mask <<= 1;
         }
@@ -63,7 +64,7 @@ pub(crate) fn allreduce<T: Value, W: Place<T> + ?Sized>(call: &mut Call, buf: &m
     }
 }
 
-fn absorb<T: Value, W: Place<T> + ?Sized>(call: &mut Call, src: usize, bytes: &[u8], buf: &mut W, op: ReduceOp) {
+fn absorb<T: Value, W: Place<T> + ?Sized>(call: &mut Call, src: usize, bytes: &[u8], buf: &mut W, op: ReduceOp, scratch: &mut Option<W::Owned>) {
     let want = call.expect::<T>(Some(src), Some(1), buf.len());
-    call.decode_reduce(src, bytes, &want, buf, 0..buf.len(), op);
+    call.decode_reduce(src, bytes, &want, buf, 0..buf.len(), op, scratch);
 }

@@ -34,14 +34,24 @@ pub(crate) enum StepStyle {
 /// `work[blocks.range(rank)]` is reduced over all ranks.
 pub(crate) fn reduce_scatter<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &mut W, blocks: &Blocks, op: ReduceOp, style: StepStyle) {
     let (p, r) = (call.comm.size, call.comm.rank);
+    // One decode buffer for every chunk of every step.
+    let mut scratch = None;
     for s in 0..p.saturating_sub(1) {
         let send_block = (r + p - s - 1) % p;
         let recv_block = (r + 2 * p - s - 2) % p;
-        step(call, work, blocks, send_block, recv_block, op, style);
+        step(call, work, blocks, (send_block, recv_block), op, style, &mut scratch);
     }
 }
 
-fn step<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &mut W, blocks: &Blocks, send_block: usize, recv_block: usize, op: ReduceOp, style: StepStyle) {
+fn step<T: Value, W: Place<T> + ?Sized>(
+    call: &mut Call,
+    work: &mut W,
+    blocks: &Blocks,
+    (send_block, recv_block): (usize, usize),
+    op: ReduceOp,
+    style: StepStyle,
+    scratch: &mut Option<W::Owned>,
+) {
     let (next, prev) = (call.comm.peer(1), call.comm.peer(-1));
     let chunk_of = |call: &Call, b: usize| match style {
         StepStyle::Pipelined => call.chunk_values::<T>(blocks.len(b)),
@@ -58,10 +68,10 @@ fn step<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &mut W, blocks: &
     let post = |call: &Call| -> Vec<Pending> {
         recv_pieces.iter().map(|pr| call.comm.irecv(prev, TAG_RING, HEADER_LEN + pr.len() * T::SIZE)).collect()
     };
-    let absorb = |call: &mut Call, into: &mut W, j: usize, bytes: Vec<u8>| {
+    let absorb = |call: &mut Call, into: &mut W, j: usize, bytes: Vec<u8>, scratch: &mut Option<W::Owned>| {
         let range = recv_pieces[j].clone();
         let want = call.expect::<T>(Some(j), Some(recv_pieces.len()), range.len());
-        call.decode_reduce(prev, &bytes, &want, into, range, op);
+        call.decode_reduce(prev, &bytes, &want, into, range, op, scratch);
     };
 
     // The two blocks are disjoint: arrived chunks are reduced into one while the other
@@ -75,7 +85,7 @@ fn step<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &mut W, blocks: &
             test_all(&mut sends);
             for (j, rx) in recvs.iter_mut().enumerate() {
                 if !rx.consumed() && rx.test() {
-                    absorb(call, incoming, j, rx.take_bytes());
+                    absorb(call, incoming, j, rx.take_bytes(), scratch);
                 }
             }
         });
@@ -83,7 +93,7 @@ fn step<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &mut W, blocks: &
             recvs = post(call);
         }
         while let Some(j) = wait_any(&mut recvs) {
-            absorb(call, incoming, j, recvs[j].take_bytes());
+            absorb(call, incoming, j, recvs[j].take_bytes(), scratch);
         }
         wait_all(&mut sends);
     });
@@ -168,7 +178,19 @@ fn allgather_pipelined<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &m
         test_all(&mut sends);
         inbox.poll();
     });
+    // The own frames are decoded while the next incoming frame is still on its way (a
+    // wait filled with work), the rest at the end.
+    let mut own_decoded = 0;
+    let decode_own = |call: &mut Call, work: &mut W, j: usize| {
+        let want = call.expect::<T>(Some(j), Some(own.len()), own[j].len());
+        call.decode_at(r, &own_frames[j], &want, work, own[j].clone());
+        j + 1
+    };
     for (b, j, n, range) in &incoming {
+        while own_decoded < own_frames.len() && !inbox.ready() {
+            own_decoded = decode_own(call, work, own_decoded);
+            test_all(&mut sends);
+        }
         let Some(bytes) = inbox.next() else { break };
         let want = call.expect::<T>(Some(*j), Some(*n), range.len());
         // The next rank's own block ends its journey here.
@@ -183,9 +205,8 @@ fn allgather_pipelined<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &m
         test_all(&mut sends);
         inbox.poll();
     }
-    for (j, frame) in own_frames.iter().enumerate() {
-        let want = call.expect::<T>(Some(j), Some(own.len()), own[j].len());
-        call.decode_at(r, frame, &want, work, own[j].clone());
+    while own_decoded < own_frames.len() {
+        own_decoded = decode_own(call, work, own_decoded);
     }
     wait_all(&mut sends);
 }
