@@ -60,9 +60,57 @@ pub fn parse_all(text: &str) -> Vec<Row> {
     text.lines().filter_map(Row::parse).collect()
 }
 
+/// The per-rank line ccoll-bench writes to stderr after each (algorithm, size):
+/// `[ccoll-bench] OP ALGO BYTES B: ms per call, wall/user/system by rank: 0: W/U/S, ...`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RankTimes {
+    pub op: String,
+    pub algo: String,
+    pub bytes: u64,
+    /// Per rank, milliseconds per call: (wall, user CPU, system CPU).
+    pub ranks: Vec<(f64, f64, f64)>,
+}
+
+impl RankTimes {
+    /// Parses one such line; `None` for anything else.
+    pub fn parse(line: &str) -> Option<RankTimes> {
+        let rest = line.trim().strip_prefix("[ccoll-bench] ")?;
+        let (what, times) = rest.split_once(": ms per call, wall/user/system by rank: ")?;
+        let mut w = what.split_whitespace();
+        let (op, algo, bytes) = (w.next()?.to_string(), w.next()?.to_string(), w.next()?.parse().ok()?);
+        let ranks = times
+            .split(", ")
+            .map(|r| {
+                let v: Vec<f64> = r.split_once(": ")?.1.split('/').map(|x| x.parse().ok()).collect::<Option<_>>()?;
+                (v.len() == 3).then(|| (v[0], v[1], v[2]))
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(RankTimes { op, algo, bytes, ranks })
+    }
+
+    /// The slowest rank's wall time and the CPU time of all ranks together (user,
+    /// system), milliseconds per call.
+    pub fn totals(&self) -> (f64, f64, f64) {
+        let wall = self.ranks.iter().map(|r| r.0).fold(0.0, f64::max);
+        (wall, self.ranks.iter().map(|r| r.1).sum(), self.ranks.iter().map(|r| r.2).sum())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rank_times_parse_and_total() {
+        let line = "[ccoll-bench] allreduce c-coll 67108864 B: ms per call, wall/user/system by rank: 0: 282.8/80.0/10.0, 1: 256.5/70.2/8.0";
+        let t = RankTimes::parse(line).unwrap();
+        assert_eq!((t.op.as_str(), t.algo.as_str(), t.bytes), ("allreduce", "c-coll", 64 << 20));
+        assert_eq!(t.ranks, vec![(282.8, 80.0, 10.0), (256.5, 70.2, 8.0)]);
+        let (wall, user, system) = t.totals();
+        assert!(wall == 282.8 && (user - 150.2).abs() < 1e-9 && (system - 18.0).abs() < 1e-9);
+        assert!(RankTimes::parse("[ccoll-bench] allreduce c-coll 67108864 B: 1 + 3 iterations").is_none());
+        assert!(RankTimes::parse(&line.replace("8.0", "x")).is_none());
+    }
 
     #[test]
     fn rows_parse_and_round_trip() {

@@ -3,7 +3,7 @@
 //! operation and size, prints a progress line per measurement and the result table,
 //! writes the CSV, the table and a latency plot, and tears the cluster down.
 
-use crate::bench_csv::{self, Row};
+use crate::bench_csv::{self, RankTimes, Row};
 use crate::cluster::Cluster;
 use crate::units::{fmt_size, parse_size};
 use crate::{plot, signals, workspace, Shape};
@@ -11,7 +11,7 @@ use clap::Args;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[derive(Args)]
 pub struct DemoArgs {
@@ -43,14 +43,6 @@ pub struct DemoArgs {
     /// A ccoll-bench binary to use instead of building one.
     #[arg(long)]
     program: Option<PathBuf>,
-}
-
-/// One ccoll-bench invocation's resource use.
-struct RunCost {
-    op: String,
-    size: u64,
-    wall_s: f64,
-    cpu_s: f64,
 }
 
 pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
@@ -88,7 +80,9 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
     let n_algos = a.algos.split(',').count();
     let total = a.ops.len() * a.sizes.len() * n_algos;
     let mut rows: Vec<Row> = Vec::new();
-    let mut costs = Vec::new();
+    // ccoll-bench's per-rank times, from its stderr (read on another thread): the ranks
+    // on the other nodes are not this process's children, so only they can say.
+    let costs: std::sync::Mutex<Vec<RankTimes>> = Default::default();
     let mut failures = Vec::new();
     let csv_path = out.join("results.csv");
     let mut csv = format!("{}\n", bench_csv::HEADER);
@@ -104,9 +98,13 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
             .iter()
             .map(|s| s.to_string())
             .collect();
-            let cpu0 = children_cpu_s();
-            let t0 = Instant::now();
-            let status = cluster.run_mpi(&program, &args, Duration::from_secs(a.timeout), |line| {
+            let on_err = |line: &str| {
+                eprintln!("{line}");
+                if let Some(t) = RankTimes::parse(line) {
+                    costs.lock().expect("not poisoned").push(t);
+                }
+            };
+            let status = cluster.run_mpi_both(&program, &args, Duration::from_secs(a.timeout), |line| {
                 if let Some(r) = Row::parse(line) {
                     rows.push(r.clone());
                     println!("{}", progress(rows.len(), total, &r, &rows));
@@ -115,8 +113,7 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
                 } else if !line.starts_with("op,") && !line.trim().is_empty() {
                     println!("    {line}");
                 }
-            })?;
-            costs.push(RunCost { op: op.clone(), size, wall_s: t0.elapsed().as_secs_f64(), cpu_s: children_cpu_s() - cpu0 });
+            }, on_err)?;
             if !status.success() {
                 let why = format!("{op} {}: ccoll-bench exited with {status}", fmt_size(size));
                 println!("    FAILED: {why}");
@@ -144,7 +141,7 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
     );
     report.push_str(&table(&rows, baseline));
     report.push('\n');
-    report.push_str(&cpu_table(&costs));
+    report.push_str(&cpu_table(&costs.into_inner().expect("not poisoned")));
     report.push('\n');
     report.push_str(&goals(&rows));
     println!("\n{report}");
@@ -198,16 +195,6 @@ fn load_average() -> f64 {
     std::fs::read_to_string("/proc/loadavg").ok().and_then(|l| l.split_whitespace().next().and_then(|v| v.parse().ok())).unwrap_or(0.0)
 }
 
-/// CPU seconds (user + system) of all waited-for children so far: ranks, daemons and
-/// the launcher all descend from this process.
-fn children_cpu_s() -> f64 {
-    // SAFETY: getrusage fills the zeroed struct we pass.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
-    tv(ru.ru_utime) + tv(ru.ru_stime)
-}
-
 fn progress(k: usize, total: usize, r: &Row, rows: &[Row]) -> String {
     let base = rows.iter().find(|b| b.op == r.op && b.bytes == r.bytes && b.algo == "mpi");
     let speedup = base.map_or(String::new(), |b| format!("  x{:.2} vs mpi", b.lat_avg_us / r.lat_avg_us));
@@ -246,10 +233,16 @@ pub fn table(rows: &[Row], baseline: &str) -> String {
     s
 }
 
-fn cpu_table(costs: &[RunCost]) -> String {
-    let mut s = String::from("CPU use per ccoll-bench run (all ranks; data generation and check included):\n\n| op | size | wall (s) | CPU (s) | cores busy |\n|---|---|---|---|---|\n");
+/// Where each timed call's time went, from ccoll-bench's per-rank line: the slowest
+/// rank's wall time against the CPU time of all ranks (every thread of each, user and
+/// system), and the cores kept busy on average.
+fn cpu_table(costs: &[RankTimes]) -> String {
+    let mut s = String::from(
+        "CPU use per timed call (ccoll-bench's per-rank times; all ranks, every thread):\n\n| op | size | algorithm | slowest wall (ms) | user CPU (ms) | system CPU (ms) | cores busy |\n|---|---|---|---|---|---|---|\n",
+    );
     for c in costs {
-        let _ = writeln!(s, "| {} | {} | {:.1} | {:.1} | {:.2} |", c.op, fmt_size(c.size), c.wall_s, c.cpu_s, c.cpu_s / c.wall_s.max(1e-9));
+        let (wall, user, system) = c.totals();
+        let _ = writeln!(s, "| {} | {} | {} | {wall:.1} | {user:.1} | {system:.1} | {:.2} |", c.op, fmt_size(c.bytes), c.algo, (user + system) / wall.max(1e-9));
     }
     s
 }

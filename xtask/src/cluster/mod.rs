@@ -51,17 +51,37 @@ impl Cluster {
 
     /// Runs `program args` with one rank per node, bounded by `limit`; each stdout line
     /// goes to `on_line` as it arrives, stderr passes through.
-    pub fn run_mpi(&self, program: &Path, args: &[String], limit: Duration, mut on_line: impl FnMut(&str)) -> Result<ExitStatus, String> {
+    pub fn run_mpi(&self, program: &Path, args: &[String], limit: Duration, on_line: impl FnMut(&str)) -> Result<ExitStatus, String> {
+        self.run_mpi_both(program, args, limit, on_line, |l| eprintln!("{l}"))
+    }
+
+    /// [`Cluster::run_mpi`] with each stderr line going to `on_err` (read on a thread of
+    /// its own, so that neither pipe can fill while the other is read).
+    pub fn run_mpi_both(
+        &self,
+        program: &Path,
+        args: &[String],
+        limit: Duration,
+        mut on_line: impl FnMut(&str),
+        mut on_err: impl FnMut(&str) + Send,
+    ) -> Result<ExitStatus, String> {
         let mut cmd = launch::mpirun_command(&self.topo, &self.files, program, args, limit);
-        let mut child = cmd.stdout(Stdio::piped()).spawn().map_err(|e| format!("mpirun: {e}"))?;
+        let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().map_err(|e| format!("mpirun: {e}"))?;
         signals::set_child(child.id());
         let out = BufReader::new(child.stdout.take().expect("piped"));
-        for line in out.lines() {
-            match line {
-                Ok(l) => on_line(&l),
-                Err(e) => eprintln!("cluster: reading output: {e}"),
+        let err = BufReader::new(child.stderr.take().expect("piped"));
+        fn read(from: impl BufRead, each: &mut dyn FnMut(&str)) {
+            for line in from.lines() {
+                match line {
+                    Ok(l) => each(&l),
+                    Err(e) => eprintln!("cluster: reading output: {e}"),
+                }
             }
         }
+        std::thread::scope(|s| {
+            s.spawn(|| read(err, &mut on_err));
+            read(out, &mut on_line);
+        });
         let status = child.wait().map_err(|e| e.to_string());
         signals::set_child(0);
         status

@@ -200,19 +200,22 @@ fn bench<T: Value>(world: &SimpleCommunicator, args: &Args, plan: &Plan) -> Resu
             for _ in 0..args.warmup {
                 run_once(world, &work, &cfg)?;
             }
-            let mut elapsed = 0.0;
+            let (mut elapsed, mut cpu) = (0.0, Cpu::default());
             let mut last = None;
             for _ in 0..args.iters {
                 world.barrier();
-                let t0 = mpi::time();
+                let (t0, c0) = (mpi::time(), process_cpu());
                 let r = run_once(world, &work, &cfg)?;
                 elapsed += mpi::time() - t0;
+                cpu += process_cpu() - c0;
                 last = Some(r);
             }
             let (out, stats) = last.expect("at least one iteration");
             // Point-to-point is a ping-pong: half a round trip, as osu_latency reports.
             let trips = if plan.op == CollOp::P2p { 2.0 } else { 1.0 };
             let lat_us = elapsed / args.iters as f64 / trips * 1e6;
+            let per_call = args.iters as f64;
+            report_ranks(world, &format!("{} {algo} {bytes} B", plan.op), elapsed / per_call, Cpu { user: cpu.user / per_call, system: cpu.system / per_call });
             let err = reference.as_ref().map(|(want, _)| all_max(world, datasets::max_abs_error(&out, want)));
             let own_bound = stats.as_ref().map_or(0.0, |s| s.error_bound.unwrap_or(f64::INFINITY));
             let bound = all_max(world, own_bound);
@@ -257,6 +260,50 @@ fn run_once<T: Value>(world: &SimpleCommunicator, work: &Workload<T>, cfg: &Coll
         Ok(Some((out, st))) => Ok((out, Some(st))),
         Ok(None) => Ok((Vec::new(), None)),
         Err(e) => Err(format!("{} {} with {}: {e}", work.op, cfg.algorithm, work.n)),
+    }
+}
+
+/// CPU seconds this process has used so far (all its threads): user and system (the
+/// kernel's share: socket copies and TCP, page faults, sleeps).
+fn process_cpu() -> Cpu {
+    // SAFETY: getrusage fills the zeroed struct we pass; RUSAGE_SELF always exists.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    Cpu { user: s(ru.ru_utime), system: s(ru.ru_stime) }
+}
+
+/// User and system CPU seconds.
+#[derive(Clone, Copy, Default)]
+struct Cpu {
+    user: f64,
+    system: f64,
+}
+
+impl std::ops::Sub for Cpu {
+    type Output = Cpu;
+    fn sub(self, o: Cpu) -> Cpu {
+        Cpu { user: self.user - o.user, system: self.system - o.system }
+    }
+}
+
+impl std::ops::AddAssign for Cpu {
+    fn add_assign(&mut self, o: Cpu) {
+        self.user += o.user;
+        self.system += o.system;
+    }
+}
+
+/// Rank 0 prints one stderr line with every rank's wall, user CPU and system CPU time
+/// per call: where a call's time goes on each rank (a rank that computes shows CPU
+/// time near its wall time times its threads' share; one that sleeps in its waits,
+/// little).
+fn report_ranks(world: &SimpleCommunicator, what: &str, wall_s: f64, cpu: Cpu) {
+    let mut all = vec![0.0f64; 3 * world.size() as usize];
+    world.all_gather_into(&[wall_s, cpu.user, cpu.system][..], &mut all[..]);
+    if world.rank() == 0 {
+        let ranks: Vec<String> = all.chunks(3).enumerate().map(|(r, t)| format!("{r}: {:.1}/{:.1}/{:.1}", t[0] * 1e3, t[1] * 1e3, t[2] * 1e3)).collect();
+        eprintln!("[ccoll-bench] {what}: ms per call, wall/user/system by rank: {}", ranks.join(", "));
     }
 }
 
