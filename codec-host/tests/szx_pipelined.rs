@@ -183,7 +183,7 @@ fn codec_level_streams_of_both_kinds() {
     let info = szx::describe(&Codec::Szx { bound: ErrorBound::Abs(1e-3), layout: SzxLayout::Pipelined { chunk_values: 1280 } }.compress(&x, shape, &Backend::cpu()).unwrap()).unwrap();
     assert_eq!((info.header.pipelined, info.header.chunk_count, info.chunk_lens.len()), (true, 10, 10));
     let b = info.blocks;
-    assert_eq!(b.zero + b.constant + b.raw + b.direct + b.offset + b.quantized, x.len().div_ceil(128));
+    assert_eq!(b.total(), x.len().div_ceil(128));
 }
 
 #[test]

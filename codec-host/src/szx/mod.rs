@@ -124,7 +124,7 @@ pub fn decompress_with<T: Element>(stream: &[u8], exec: &CpuExecutor) -> Result<
     // allocated, and the allocation itself may fail without aborting.
     header.stream_len(stream)?;
     let mut out = output::zeroed_vec::<T>(header.len())?;
-    if output::dense(stream, &header) {
+    if output::dense(stream) {
         output::advise_huge_pages(&mut out);
     }
     decode_frames(stream, &header, &mut out, true, exec)?;
@@ -158,6 +158,13 @@ pub struct BlockCensus {
     pub offset: usize,
     /// Coded blocks of multiples of a power of two (fixed point).
     pub quantized: usize,
+}
+
+impl BlockCensus {
+    /// Blocks of every kind.
+    pub fn total(&self) -> usize {
+        self.zero + self.constant + self.raw + self.direct + self.offset + self.quantized
+    }
 }
 
 /// Header, chunk lengths and block census of an SZx stream (for tools).

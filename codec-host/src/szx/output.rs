@@ -4,9 +4,6 @@
 
 use std::alloc::Layout;
 
-use codec_kernels::szx::coding::state;
-
-use super::SzxHeader;
 use crate::{Element, Error, Result};
 
 /// Outputs of at least this many bytes whose blocks are mostly not zero blocks are
@@ -33,19 +30,11 @@ pub(super) fn zeroed_vec<T: Element>(n: usize) -> Result<Vec<T>> {
     Ok(unsafe { Vec::from_raw_parts(ptr, n, n) })
 }
 
-/// True if fewer than half of the blocks of `stream` (a checked stream with `header`)
-/// are zero blocks: nearly every page of its output will be written.
-pub(super) fn dense(stream: &[u8], header: &SzxHeader) -> bool {
-    let Ok((lens, _)) = header.chunk_lens(stream) else { return false };
-    let (mut at, mut zero, mut blocks) = (header.prefix_len(), 0usize, 0usize);
-    for (i, len) in lens.enumerate() {
-        let nb = header.chunk_values(i).len().div_ceil(header.block_size);
-        let states = stream.get(at..at + nb.min(len)).unwrap_or_default();
-        zero += states.iter().filter(|&&s| s == state::ZERO).count();
-        blocks += nb;
-        at += len;
-    }
-    2 * zero < blocks
+/// True if fewer than half of the blocks of `stream` are zero blocks (by its census,
+/// [`describe`](super::describe)): nearly every page of its output will be written. A
+/// stream the census rejects is not dense; its decoding reports why.
+pub(super) fn dense(stream: &[u8]) -> bool {
+    super::describe(stream).is_ok_and(|info| 2 * info.blocks.zero < info.blocks.total())
 }
 
 /// Advises the kernel to back the whole pages of `values` with transparent huge pages
