@@ -98,13 +98,13 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
         return workspace::rerun_in_release();
     }
     let host_cores = a.host_cores.unwrap_or_else(|| std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64));
+    // A rank's codec threads on the emulated nodes: the cores over its node's one rank
+    // (collectives' CPU backend).
+    let threads = host_cores.max(1.0) as usize;
     let given = (a.comp_mbps, a.decomp_mbps, a.ratio);
     let cal = match given {
         (Some(c), Some(d), Some(r)) => Calibration::given(c * 1e6, d * 1e6, r),
         _ => {
-            // A rank's codec threads on the emulated nodes: the cores over its node's one
-            // rank (collectives' CPU backend).
-            let threads = host_cores.max(1.0) as usize;
             println!("calibrating: {} on {} (64 MiB, one field and the sum of four, codec on {threads} threads as the emulated ranks run it)", a.codec, a.dataset);
             Calibration::measure(&a.dataset, &a.codec, threads)?
         }
@@ -120,7 +120,6 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
         let contention = match a.contention {
             Some(k) => k,
             None => {
-                let threads = host_cores.max(1.0) as usize;
                 let k = calibrate::measure_contention(&a.dataset, &a.codec, threads, ranks, threads)?;
                 println!("contention (measured, wall time): {ranks} ranks of {threads} codec threads compressing at once on {threads} cores take {k:.2}x the perfectly shared time");
                 k
