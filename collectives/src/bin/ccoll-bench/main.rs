@@ -17,7 +17,7 @@ use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
 use report::{Format, Row};
-use workload::Workload;
+use workload::{Buffers, Workload};
 
 #[derive(Parser, Debug)]
 #[command(name = "ccoll-bench", about = "Latency of compressed MPI collectives against their baselines (run under mpirun)")]
@@ -186,9 +186,13 @@ fn bench<T: Value>(world: &SimpleCommunicator, args: &Args, plan: &Plan) -> Resu
         // With --check: the MPI library's result, and each result value's magnitude.
         let reference = if args.check {
             let mpi = plan.cfg.with_algorithm(Algorithm::Mpi);
-            let (want, _) = run_once(world, &work, &mpi)?;
-            let (magnitude, _) = run_once(world, &work.magnitudes(), &mpi)?;
-            Some((want, magnitude))
+            let result = |work: &Workload<T>| -> Result<Vec<T>, String> {
+                let mut b = Buffers::default();
+                work.prepare(world, &mut b);
+                run_once(world, work, &mpi, &mut b)?;
+                Ok(b.out)
+            };
+            Some((result(&work)?, result(&work.magnitudes())?))
         } else {
             None
         };
@@ -197,33 +201,36 @@ fn bench<T: Value>(world: &SimpleCommunicator, args: &Args, plan: &Plan) -> Resu
                 eprintln!("[ccoll-bench] {} {algo} {bytes} B: {} + {} iterations", plan.op, args.warmup, args.iters);
             }
             let cfg = plan.cfg.with_algorithm(algo);
+            // One set of result buffers for every iteration (the warm-up ones map them).
+            let mut bufs = Buffers::default();
             for _ in 0..args.warmup {
-                run_once(world, &work, &cfg)?;
+                work.prepare(world, &mut bufs);
+                run_once(world, &work, &cfg, &mut bufs)?;
             }
             let (mut elapsed, mut cpu) = (0.0, Cpu::default());
-            let mut last = None;
+            let mut stats = None;
             for _ in 0..args.iters {
+                work.prepare(world, &mut bufs);
                 world.barrier();
                 let (t0, c0) = (mpi::time(), process_cpu());
-                let r = run_once(world, &work, &cfg)?;
+                stats = run_once(world, &work, &cfg, &mut bufs)?;
                 elapsed += mpi::time() - t0;
                 cpu += process_cpu() - c0;
-                last = Some(r);
             }
-            let (out, stats) = last.expect("at least one iteration");
+            let out = &bufs.out;
             // Point-to-point is a ping-pong: half a round trip, as osu_latency reports.
             let trips = if plan.op == CollOp::P2p { 2.0 } else { 1.0 };
             let lat_us = elapsed / args.iters as f64 / trips * 1e6;
             let per_call = args.iters as f64;
             report_ranks(world, &format!("{} {algo} {bytes} B", plan.op), elapsed / per_call, Cpu { user: cpu.user / per_call, system: cpu.system / per_call });
-            let err = reference.as_ref().map(|(want, _)| all_max(world, datasets::max_abs_error(&out, want)));
+            let err = reference.as_ref().map(|(want, _)| all_max(world, datasets::max_abs_error(out, want)));
             let own_bound = stats.as_ref().map_or(0.0, |s| s.error_bound.unwrap_or(f64::INFINITY));
             let bound = all_max(world, own_bound);
             // Every value against this rank's bound plus its own rounding allowance.
             let within = reference.as_ref().map(|(want, magnitude)| {
                 let k = stats.as_ref().map_or(0, |s| s.compressions_per_value);
                 let allowed = |i: usize| value_allowance(plan.op, true, p, k, T::EPSILON, own_bound, magnitude[i].to_f64());
-                let ok = first_excess(&out, want, allowed).is_none();
+                let ok = first_excess(out, want, allowed).is_none();
                 all_reduce(world, f64::from(u8::from(ok)), SystemOperation::min()) == 1.0
             });
             let (sent, raw) = stats.as_ref().map_or((0, 0), |s| (s.bytes_sent, s.raw_bytes_sent));
@@ -250,17 +257,14 @@ fn bench<T: Value>(world: &SimpleCommunicator, args: &Args, plan: &Plan) -> Resu
     Ok(rows)
 }
 
-/// One run; a rank that idles (odd rank out of p2p) gets an empty result.
-fn run_once<T: Value>(world: &SimpleCommunicator, work: &Workload<T>, cfg: &CollConfig) -> Result<(Vec<T>, Option<collectives::CollStats>), String> {
+/// One run on buffers [`Workload::prepare`] set up; its stats, `None` on a rank that
+/// idles (odd rank out of p2p).
+fn run_once<T: Value>(world: &SimpleCommunicator, work: &Workload<T>, cfg: &CollConfig, b: &mut Buffers<T>) -> Result<Option<collectives::CollStats>, String> {
     #[cfg(feature = "cuda")]
-    let ran = if cfg.backend == CodecBackend::Cuda { work.run_device(world, cfg) } else { work.run(world, cfg) };
+    let ran = if cfg.backend == CodecBackend::Cuda { work.run_device(world, cfg, b) } else { work.run(world, cfg, b) };
     #[cfg(not(feature = "cuda"))]
-    let ran = work.run(world, cfg);
-    match ran {
-        Ok(Some((out, st))) => Ok((out, Some(st))),
-        Ok(None) => Ok((Vec::new(), None)),
-        Err(e) => Err(format!("{} {} with {}: {e}", work.op, cfg.algorithm, work.n)),
-    }
+    let ran = work.run(world, cfg, b);
+    ran.map_err(|e| format!("{} {} with {}: {e}", work.op, cfg.algorithm, work.n))
 }
 
 /// CPU seconds this process has used so far (all its threads): user and system (the

@@ -6,6 +6,17 @@ use mpi::traits::*;
 
 use crate::data;
 
+/// The buffers a run writes, allocated once per algorithm and size and reused by every
+/// iteration, as the OSU benchmarks reuse theirs: a timed call then pays no page faults
+/// on memory that an application would have mapped long before.
+#[derive(Default)]
+pub struct Buffers<T> {
+    /// This rank's result.
+    pub out: Vec<T>,
+    /// Point-to-point: where the even rank receives the echo.
+    echo: Vec<T>,
+}
+
 /// The inputs of one operation at one size on this rank.
 pub struct Workload<T> {
     pub op: CollOp,
@@ -47,80 +58,73 @@ impl<T: Value> Workload<T> {
         Workload { input, counts: self.counts.clone(), ..*self }
     }
 
-    /// Runs the operation once: this rank's result (empty where it gets none) and stats.
-    /// Point-to-point runs a ping-pong between ranks 2i and 2i + 1 (a last odd rank
-    /// idles, with `None`); the result kept is what the odd rank received, the stats
-    /// are those of each rank's send.
-    pub fn run(&self, world: &SimpleCommunicator, cfg: &CollConfig) -> Result<Option<(Vec<T>, CollStats)>> {
+    /// Sizes `b` for one run and puts the inputs that live in the result buffers in
+    /// place: the Bcast root's vector, and what the even rank of a point-to-point pair
+    /// keeps as its result (what it sent). Called outside the timing, before every run,
+    /// so that a timed call starts from buffers already mapped, as an application's are.
+    pub fn prepare(&self, world: &SimpleCommunicator, b: &mut Buffers<T>) {
         let (p, rank) = (world.size() as usize, world.rank() as usize);
-        let (n, x, root, sum) = (self.n, &self.input[..], self.root, ReduceOp::Sum);
-        let zeros = |len: usize| vec![T::default(); len];
-        let at_root = |len: usize| if rank == root { len } else { 0 };
+        let at_root = |len: usize| if rank == self.root { len } else { 0 };
+        let len = match self.op {
+            CollOp::Allreduce | CollOp::Bcast | CollOp::Scatter | CollOp::P2p => self.n,
+            CollOp::ReduceScatter => self.counts[rank],
+            CollOp::Reduce => at_root(self.n),
+            CollOp::Gather => at_root(self.n * p),
+            CollOp::Allgather | CollOp::Alltoall => self.n * p,
+        };
+        b.out.resize(len, T::default());
+        let keeps_input = match self.op {
+            CollOp::Bcast => rank == self.root,
+            CollOp::P2p => rank.is_multiple_of(2),
+            _ => false,
+        };
+        if keeps_input {
+            b.out.copy_from_slice(&self.input);
+        }
+        if self.op == CollOp::P2p {
+            b.echo.resize(self.n, T::default());
+        }
+    }
+
+    /// Runs the operation once on buffers [`Workload::prepare`] set up: the result is in
+    /// `b.out` (empty where this rank gets none). Point-to-point runs a ping-pong between
+    /// ranks 2i and 2i + 1 (a last odd rank idles, with `None`); the result kept is what
+    /// the odd rank received, the stats are those of each rank's send.
+    pub fn run(&self, world: &SimpleCommunicator, cfg: &CollConfig, b: &mut Buffers<T>) -> Result<Option<CollStats>> {
+        let rank = world.rank() as usize;
+        let (x, root, sum, out) = (&self.input[..], self.root, ReduceOp::Sum, &mut b.out[..]);
         Ok(Some(match self.op {
-            CollOp::Allreduce => {
-                let mut out = zeros(n);
-                let st = world.c_allreduce(x, &mut out, sum, cfg)?;
-                (out, st)
-            }
-            CollOp::ReduceScatter => {
-                let mut out = zeros(self.counts[rank]);
-                let st = world.c_reduce_scatter(x, &mut out, &self.counts, sum, cfg)?;
-                (out, st)
-            }
-            CollOp::Reduce => {
-                let mut out = zeros(at_root(n));
-                let st = world.c_reduce(x, &mut out, root, sum, cfg)?;
-                (out, st)
-            }
-            CollOp::Bcast => {
-                let mut buf = if rank == root { x.to_vec() } else { zeros(n) };
-                let st = world.c_bcast(&mut buf, root, cfg)?;
-                (buf, st)
-            }
-            CollOp::Scatter => {
-                let mut out = zeros(n);
-                let st = world.c_scatter(x, &mut out, root, cfg)?;
-                (out, st)
-            }
-            CollOp::Gather => {
-                let mut out = zeros(at_root(n * p));
-                let st = world.c_gather(x, &mut out, root, cfg)?;
-                (out, st)
-            }
-            CollOp::Allgather => {
-                let mut out = zeros(n * p);
-                let st = world.c_allgather(x, &mut out, cfg)?;
-                (out, st)
-            }
-            CollOp::Alltoall => {
-                let mut out = zeros(n * p);
-                let st = world.c_alltoall(x, &mut out, cfg)?;
-                (out, st)
-            }
+            CollOp::Allreduce => world.c_allreduce(x, out, sum, cfg)?,
+            CollOp::ReduceScatter => world.c_reduce_scatter(x, out, &self.counts, sum, cfg)?,
+            CollOp::Reduce => world.c_reduce(x, out, root, sum, cfg)?,
+            CollOp::Bcast => world.c_bcast(out, root, cfg)?,
+            CollOp::Scatter => world.c_scatter(x, out, root, cfg)?,
+            CollOp::Gather => world.c_gather(x, out, root, cfg)?,
+            CollOp::Allgather => world.c_allgather(x, out, cfg)?,
+            CollOp::Alltoall => world.c_alltoall(x, out, cfg)?,
             CollOp::P2p => {
                 let partner = rank ^ 1;
-                if partner >= p {
+                if partner >= world.size() as usize {
                     return Ok(None);
                 }
-                let mut got = zeros(n);
-                if rank % 2 == 0 {
+                if rank.is_multiple_of(2) {
                     let sent = world.c_send(partner, x, 1, cfg);
-                    let back = world.c_recv(partner, &mut got, 2, cfg);
-                    (x.to_vec(), back.and(sent)?)
+                    let back = world.c_recv(partner, &mut b.echo, 2, cfg);
+                    back.and(sent)?
                 } else {
-                    let st = world.c_recv(partner, &mut got, 1, cfg);
-                    let echo = world.c_send(partner, &got, 2, cfg);
-                    (got, st.and(echo)?)
+                    let st = world.c_recv(partner, out, 1, cfg);
+                    let echo = world.c_send(partner, &*out, 2, cfg);
+                    st.and(echo)?
                 }
             }
         }))
     }
 
     /// [`Workload::run`] on device buffers (`--device cuda`): the inputs are uploaded
-    /// and the results downloaded outside the call, the call itself runs on device
+    /// and the results downloaded (into `b.out`) around the call, which runs on device
     /// buffers with `cfg`'s backend (CUDA). The same schedule and result as `run`.
     #[cfg(feature = "cuda")]
-    pub fn run_device(&self, world: &SimpleCommunicator, cfg: &CollConfig) -> Result<Option<(Vec<T>, CollStats)>> {
+    pub fn run_device(&self, world: &SimpleCommunicator, cfg: &CollConfig, b: &mut Buffers<T>) -> Result<Option<CollStats>> {
         use collectives::DeviceCollectives;
         let (p, rank) = (world.size() as usize, world.rank() as usize);
         let (n, root, sum) = (self.n, self.root, ReduceOp::Sum);
@@ -174,7 +178,7 @@ impl<T: Value> Workload<T> {
                     return Ok(None);
                 }
                 let mut got = zeros(n)?;
-                if rank % 2 == 0 {
+                if rank.is_multiple_of(2) {
                     let sent = world.d_send(partner, &x, 1, cfg);
                     let back = world.d_recv(partner, &mut got, 2, cfg);
                     (x, back.and(sent)?)
@@ -185,7 +189,8 @@ impl<T: Value> Workload<T> {
                 }
             }
         };
-        Ok(Some((down(&out)?, st)))
+        b.out = down(&out)?;
+        Ok(Some(st))
     }
 }
 
