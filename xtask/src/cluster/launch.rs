@@ -74,6 +74,12 @@ pub fn mpirun_command(topo: &Topology, files: &LaunchFiles, program: &Path, args
         ("btl", "tcp,self"),
         ("btl_tcp_if_include", SUBNET),
         ("oob_tcp_if_include", SUBNET),
+        // The nodes share this machine's cores, so the ranks are oversubscribed, which
+        // Open MPI cannot see (each node offers one slot). Yielding while idle is what
+        // it does itself on an oversubscribed node: a rank that waits for a message
+        // gives its core to the ranks that compute instead of polling through its
+        // time slice.
+        ("mpi_yield_when_idle", "1"),
     ] {
         c.args(["--mca", k, v]);
     }
