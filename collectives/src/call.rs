@@ -529,6 +529,26 @@ impl Call {
         }
     }
 
+    /// Decodes the frame `bytes` into `work[range]` and reduces `addend[range]`, the same
+    /// range of a buffer beside it, into that: an out-of-place reduction, with no scratch.
+    #[allow(clippy::too_many_arguments)]
+    pub fn decode_combine<T: Value, W: Place<T> + ?Sized>(
+        &mut self,
+        peer: usize,
+        bytes: &[u8],
+        want: &Expect,
+        work: &mut W,
+        range: Range<usize>,
+        op: ReduceOp,
+        addend: &W,
+    ) {
+        if self.decode_at(peer, bytes, want, work, range.clone()) {
+            if let Err(e) = addend.view(range.clone(), |x| work.reduce(self.backend, op, range, x)) {
+                self.fail(e.into());
+            }
+        }
+    }
+
     fn reject(&mut self, e: CollError) -> bool {
         self.fail(e);
         false

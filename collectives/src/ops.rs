@@ -132,24 +132,26 @@ pub(crate) fn allreduce<C: CommHandle, T: Value, W: Place<T> + ?Sized>(
     };
     let input = send.unwrap_or(&*buf);
     let (mut call, algorithm) = start(c, setup, input, 0..input.len())?;
-    if let (Some(s), true) = (send, algorithm.compresses()) {
+    // The ring algorithms read a separate input where it is; the others reduce in `buf`.
+    let reads_input = matches!(algorithm, Algorithm::CColl | Algorithm::Ring | Algorithm::CprP2p | Algorithm::CompressedDomain);
+    if let (Some(s), true) = (send, algorithm.compresses() && !reads_input) {
         call.copy(buf, 0..n, s, 0..n);
     }
     let p = c.size;
     let blocks = Blocks::even(n, p);
     let k = match algorithm {
         Algorithm::CColl => {
-            ring::reduce_scatter(&mut call, buf, &blocks, op, StepStyle::Pipelined);
+            ring::reduce_scatter(&mut call, buf, send, &blocks, op, StepStyle::Pipelined);
             ring::allgather(&mut call, buf, &blocks, GatherStyle::Pipelined, false);
             compressions_per_value(CollOp::Allreduce, algorithm, p)
         }
         Algorithm::Ring => {
-            ring::reduce_scatter(&mut call, buf, &blocks, op, StepStyle::Whole);
+            ring::reduce_scatter(&mut call, buf, send, &blocks, op, StepStyle::Whole);
             ring::allgather(&mut call, buf, &blocks, GatherStyle::Bounded, false);
             compressions_per_value(CollOp::Allreduce, algorithm, p)
         }
         Algorithm::CprP2p => {
-            ring::reduce_scatter(&mut call, buf, &blocks, op, StepStyle::Blocking);
+            ring::reduce_scatter(&mut call, buf, send, &blocks, op, StepStyle::Blocking);
             ring::allgather(&mut call, buf, &blocks, GatherStyle::Recompress, true);
             compressions_per_value(CollOp::Allreduce, algorithm, p)
         }
@@ -158,7 +160,7 @@ pub(crate) fn allreduce<C: CommHandle, T: Value, W: Place<T> + ?Sized>(
             compressions_per_value(CollOp::Allreduce, algorithm, p)
         }
         Algorithm::Hierarchical => hierarchical(comm, &mut call, buf, op, cfg),
-        Algorithm::CompressedDomain => cdr::allreduce(&mut call, buf, &blocks, op),
+        Algorithm::CompressedDomain => cdr::allreduce(&mut call, buf, send, &blocks, op),
         Algorithm::Mpi | Algorithm::Auto => {
             // The library's allreduce on the caller's buffers (a copy only in place).
             match send {
@@ -219,7 +221,7 @@ fn hierarchical<C: CommHandle, T: Value, W: Place<T> + ?Sized>(comm: &C, call: &
         } else {
             let whole = std::mem::replace(&mut call.comm, Comm::of(leaders));
             let blocks = Blocks::even(buf.len(), leaders.size() as usize);
-            ring::reduce_scatter(call, buf, &blocks, op, StepStyle::Pipelined);
+            ring::reduce_scatter(call, buf, None, &blocks, op, StepStyle::Pipelined);
             ring::allgather(call, buf, &blocks, GatherStyle::Pipelined, false);
             call.comm = whole;
         }
@@ -266,8 +268,7 @@ pub(crate) fn reduce_scatter<C: CommHandle, T: Value, W: Place<T> + ?Sized>(
     match (algorithm, work) {
         (Algorithm::CColl | Algorithm::CprP2p, Some(mut work)) => {
             let style = if algorithm == Algorithm::CColl { StepStyle::Pipelined } else { StepStyle::Blocking };
-            call.copy(&mut *work, 0..total, send, 0..total);
-            ring::reduce_scatter(&mut call, &mut *work, &blocks, op, style);
+            ring::reduce_scatter(&mut call, &mut *work, Some(send), &blocks, op, style);
             call.copy(recv, 0..mine, &work, blocks.range(c.rank));
         }
         _ => {
@@ -302,8 +303,7 @@ pub(crate) fn reduce<C: CommHandle, T: Value, W: Place<T> + ?Sized>(
             let compressed_once = algorithm == Algorithm::CColl;
             let style = if compressed_once { StepStyle::Pipelined } else { StepStyle::Blocking };
             let blocks = Blocks::even(n, c.size);
-            call.copy(&mut *work, 0..n, send, 0..n);
-            ring::reduce_scatter(&mut call, &mut *work, &blocks, op, style);
+            ring::reduce_scatter(&mut call, &mut *work, Some(send), &blocks, op, style);
             work.view(blocks.range(c.rank), |own| tree::gather(&mut call, own, recv, &blocks, root, !compressed_once));
         }
         _ => {

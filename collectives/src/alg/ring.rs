@@ -30,22 +30,52 @@ pub(crate) enum StepStyle {
     Blocking,
 }
 
-/// Ring reduce-scatter of `work` (every rank's full vector) over `blocks`; on return,
-/// `work[blocks.range(rank)]` is reduced over all ranks.
-pub(crate) fn reduce_scatter<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &mut W, blocks: &Blocks, op: ReduceOp, style: StepStyle) {
+/// Ring reduce-scatter over `blocks` of this rank's full vector: `input`, or `work` itself
+/// where that is None (in place). On return `work[blocks.range(rank)]` is reduced over all
+/// ranks. Out of place, `work` needs no copy of the input first: each step decodes the
+/// arriving partial block straight into `work` and reduces the input's block into it, and
+/// the first step sends the input's block.
+pub(crate) fn reduce_scatter<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &mut W, input: Option<&W>, blocks: &Blocks, op: ReduceOp, style: StepStyle) {
     let (p, r) = (call.comm.size, call.comm.rank);
-    // One decode buffer for every chunk of every step.
+    if p == 1 {
+        // No step: the result is the input.
+        if let Some(x) = input {
+            call.copy(work, 0..x.len(), x, 0..x.len());
+        }
+        return;
+    }
+    // One decode buffer for every chunk of every step (in place only).
     let mut scratch = None;
-    for s in 0..p.saturating_sub(1) {
+    for s in 0..p - 1 {
         let send_block = (r + p - s - 1) % p;
         let recv_block = (r + 2 * p - s - 2) % p;
-        step(call, work, blocks, (send_block, recv_block), op, style, &mut scratch);
+        // Later steps send the block the step before reduced in `work`.
+        let source = Source { first: input.filter(|_| s == 0), addend: input };
+        step(call, work, source, blocks, (send_block, recv_block), op, style, &mut scratch);
     }
 }
 
+/// Where a reduce-scatter step reads besides `work`, out of place: the input whose block
+/// it sends (the first step only) and the input whose block it reduces into `work`.
+#[derive(Clone, Copy)]
+struct Source<'a, W: ?Sized> {
+    first: Option<&'a W>,
+    addend: Option<&'a W>,
+}
+
+/// Runs `f` on `buf[range]` where there is a buffer.
+fn view_of<T: Value, W: Place<T> + ?Sized, R>(buf: Option<&W>, range: core::ops::Range<usize>, f: impl FnOnce(Option<&W>) -> R) -> R {
+    match buf {
+        Some(b) => b.view(range, |v| f(Some(v))),
+        None => f(None),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 fn step<T: Value, W: Place<T> + ?Sized>(
     call: &mut Call,
     work: &mut W,
+    source: Source<'_, W>,
     blocks: &Blocks,
     (send_block, recv_block): (usize, usize),
     op: ReduceOp,
@@ -68,34 +98,43 @@ fn step<T: Value, W: Place<T> + ?Sized>(
     let post = |call: &Call| -> Vec<Pending> {
         recv_pieces.iter().map(|pr| call.comm.irecv(prev, TAG_RING, HEADER_LEN + pr.len() * T::SIZE)).collect()
     };
-    let absorb = |call: &mut Call, into: &mut W, j: usize, bytes: Vec<u8>, scratch: &mut Option<W::Owned>| {
+    let absorb = |call: &mut Call, into: &mut W, addend: Option<&W>, j: usize, bytes: Vec<u8>, scratch: &mut Option<W::Owned>| {
         let range = recv_pieces[j].clone();
         let want = call.expect::<T>(Some(j), Some(recv_pieces.len()), range.len());
-        call.decode_reduce(prev, &bytes, &want, into, range, op, scratch);
+        match addend {
+            Some(x) => call.decode_combine(prev, &bytes, &want, into, range, op, x),
+            None => call.decode_reduce(prev, &bytes, &want, into, range, op, scratch),
+        }
     };
 
     // The two blocks are disjoint: arrived chunks are reduced into one while the other
     // compresses (on the device, several chunks at once), with no copy of either.
-    work.split_disjoint(send_range, recv_range, |outgoing, incoming| {
-        let mut recvs = if style == StepStyle::Blocking { Vec::new() } else { post(call) };
-        let mut sends = Vec::with_capacity(send_pieces.len());
-        call.frames_each(outgoing, &send_pieces, |i| i, send_pieces.len(), |call, i, frame| {
-            sends.push(call.isend::<T>(next, TAG_RING, frame, send_pieces[i].len()));
-            // Progress between chunks: test the sends, take every chunk that has arrived.
-            test_all(&mut sends);
-            for (j, rx) in recvs.iter_mut().enumerate() {
-                if !rx.consumed() && rx.test() {
-                    absorb(call, incoming, j, rx.take_bytes(), scratch);
+    let first = source.first.map(|_| send_range.clone());
+    work.split_disjoint(send_range, recv_range.clone(), |reduced, incoming| {
+        view_of(source.addend, recv_range, |addend| {
+            view_of(source.first, first.unwrap_or(0..0), |input| {
+                let outgoing = input.unwrap_or(reduced);
+                let mut recvs = if style == StepStyle::Blocking { Vec::new() } else { post(call) };
+                let mut sends = Vec::with_capacity(send_pieces.len());
+                call.frames_each(outgoing, &send_pieces, |i| i, send_pieces.len(), |call, i, frame| {
+                    sends.push(call.isend::<T>(next, TAG_RING, frame, send_pieces[i].len()));
+                    // Progress between chunks: test the sends, take every chunk that has arrived.
+                    test_all(&mut sends);
+                    for (j, rx) in recvs.iter_mut().enumerate() {
+                        if !rx.consumed() && rx.test() {
+                            absorb(call, incoming, addend, j, rx.take_bytes(), scratch);
+                        }
+                    }
+                });
+                if style == StepStyle::Blocking {
+                    recvs = post(call);
                 }
-            }
-        });
-        if style == StepStyle::Blocking {
-            recvs = post(call);
-        }
-        while let Some(j) = wait_any(&mut recvs) {
-            absorb(call, incoming, j, recvs[j].take_bytes(), scratch);
-        }
-        wait_all(&mut sends);
+                while let Some(j) = wait_any(&mut recvs) {
+                    absorb(call, incoming, addend, j, recvs[j].take_bytes(), scratch);
+                }
+                wait_all(&mut sends);
+            })
+        })
     });
 }
 
