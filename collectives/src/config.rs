@@ -505,7 +505,7 @@ pub fn pipeline_chunk_values(len: usize, elem_size: usize, chunk_bytes: usize) -
 }
 
 /// Upper limit of the automatic chunk count.
-pub const MAX_AUTO_CHUNKS: usize = 8;
+pub const MAX_AUTO_CHUNKS: usize = 16;
 /// Lower limit of an automatic chunk's size.
 pub const MIN_AUTO_CHUNK_BYTES: usize = 256 << 10;
 
@@ -694,8 +694,8 @@ mod tests {
     fn chunking_is_bounded_and_aligned() {
         assert_eq!(pipeline_chunk_values(0, 4, 0), 1);
         assert_eq!(pipeline_chunk_values(1000, 4, 0), 1024);
-        // 16 MiB of f32: 8 chunks of 512 Ki values.
-        assert_eq!(pipeline_chunk_values(4 << 20, 4, 0), 512 << 10);
+        // 16 MiB of f32: 16 chunks of 256 Ki values.
+        assert_eq!(pipeline_chunk_values(4 << 20, 4, 0), 256 << 10);
         // 1 MiB: 4 chunks of 256 KiB.
         assert_eq!(pipeline_chunk_values(256 << 10, 4, 0), 64 << 10);
         assert_eq!(pipeline_chunk_values(4 << 20, 4, 4096), 1024);

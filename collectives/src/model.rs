@@ -326,7 +326,7 @@ fn cdr_allreduce(t: &Terms, b: f64) -> Option<f64> {
 }
 
 /// Pipeline chunks of a message of `bytes`: the collectives' automatic chunking
-/// ([`crate::config::pipeline_chunk_values`]: at most 8 chunks of at least 256 KiB).
+/// ([`crate::config::pipeline_chunk_values`]: at most 16 chunks of at least 256 KiB).
 fn chunks(bytes: f64) -> f64 {
     (bytes / crate::config::MIN_AUTO_CHUNK_BYTES as f64).floor().clamp(1.0, crate::config::MAX_AUTO_CHUNKS as f64)
 }
@@ -684,31 +684,31 @@ mod tests {
     fn c_coll_trees_overlap_codec_and_links() {
         let p = params(8);
         let n = 64e6;
-        // 8 chunks of 8 MB: the first crosses 3 levels, then the root's link (3 children
-        // x 0.8 MB) is the slowest stage for the other 7.
-        let (c, wire) = (8e6, 8e6 / 10.0 / 125e6);
-        let want = c / 500e6 + 3.0 * (50e-6 + wire) + c / 500e6 + 7.0 * (3.0 * wire);
+        // 16 chunks of 4 MB: the first crosses 3 levels, then the root's link (3 children
+        // x 0.4 MB) is the slowest stage for the other 15.
+        let (c, wire) = (4e6, 4e6 / 10.0 / 125e6);
+        let want = c / 500e6 + 3.0 * (50e-6 + wire) + c / 500e6 + 15.0 * (3.0 * wire);
         assert!(close(time_s(Bcast, CColl, n, &p).unwrap(), want), "{}", time_s(Bcast, CColl, n, &p).unwrap());
         // A codec pass per chunk: only the first chunk's two are on the path (a chunk's
-        // 17 ms of codec work still hides behind the link's 19.2 ms).
+        // 9 ms of compression still hides behind the link's 9.6 ms).
         let called = Params { codec_call_s: 1e-3, ..p };
         assert!(close(time_s(Bcast, CColl, n, &called).unwrap(), want + 2e-3));
         // On 1024 ranks the first chunk crosses 10 levels, then the root's link carries
-        // 10 copies of each of the other 7 (where whole messages would cross 55 hops).
+        // 10 copies of each of the other 15 (where whole messages would cross 55 hops).
         let deep = time_s(Bcast, CColl, n, &params(1024)).unwrap();
-        assert!(close(deep, 2.0 * c / 500e6 + 10.0 * (50e-6 + wire) + 7.0 * 10.0 * wire), "{deep}");
-        // Scatter, 8 chunks of 1 MB a block: the root's link (0.8 ms a chunk) hides
-        // behind its compressing (2 ms) of all 7 blocks; the last block's last chunk then
+        assert!(close(deep, 2.0 * c / 500e6 + 10.0 * (50e-6 + wire) + 15.0 * 10.0 * wire), "{deep}");
+        // Scatter, 16 chunks of 0.5 MB a block: the root's link (0.4 ms a chunk) hides
+        // behind its compressing (1 ms) of all 7 blocks; the last block's last chunk then
         // crosses the 3 levels and is decoded.
         let m = 8e6;
         let wire = m / 10.0 / 125e6;
-        let scatter = 7.0 * m / 500e6 + 3.0 * (50e-6 + wire / 8.0) + 1e6 / 500e6;
+        let scatter = 7.0 * m / 500e6 + 3.0 * (50e-6 + wire / 16.0) + 0.5e6 / 500e6;
         assert!(close(time_s(Scatter, CColl, m, &p).unwrap(), scatter), "{}", time_s(Scatter, CColl, m, &p).unwrap());
-        // Decoding into fresh memory at the leaves (4 ms a chunk) slower than the root's
-        // compression: the last block's 8 chunks are decoded one after another from the
+        // Decoding into fresh memory at the leaves (2 ms a chunk) slower than the root's
+        // compression: the last block's 16 chunks are decoded one after another from the
         // first one's arrival, while the root copies its own block.
         let fresh = Params { fresh_bytes_per_s: 0.5e9, ..p };
-        let slow = 6.0 * m / 500e6 + 1e6 / 500e6 + 3.0 * (50e-6 + wire / 8.0) + 8.0 * (1e6 / 500e6 + 1e6 / 0.5e9);
+        let slow = 6.0 * m / 500e6 + 0.5e6 / 500e6 + 3.0 * (50e-6 + wire / 16.0) + 16.0 * (0.5e6 / 500e6 + 0.5e6 / 0.5e9);
         assert!(close(time_s(Scatter, CColl, m, &fresh).unwrap(), slow), "{}", time_s(Scatter, CColl, m, &fresh).unwrap());
         // CPR-P2P: whole messages; the root compresses 7 blocks, the inner ranks decode
         // 4 and 2 and compress 3 and 1 again, the root's link carries 7, then 3, then 1.
@@ -720,10 +720,10 @@ mod tests {
     fn c_coll_gather_and_allgather_decode_while_chunks_travel() {
         let p = params(4);
         let m = 16e6;
-        // 8 chunks of 2 MB. Gather: the root decodes 3 blocks as they arrive (96 ms),
+        // 16 chunks of 1 MB. Gather: the root decodes 3 blocks as they arrive (96 ms),
         // slower than its link (38.4 ms) and the senders' compression (32 ms): after the
         // first chunk is compressed and sent, the decoding sets the pace.
-        let c = 2e6;
+        let c = 1e6;
         let gather = 2.0 * 50e-6 + c / 500e6 + c / 10.0 / 125e6 + 3.0 * m / 500e6;
         assert!(close(time_s(Gather, CColl, m, &p).unwrap(), gather), "{}", time_s(Gather, CColl, m, &p).unwrap());
         // Uncompressed frames: the root's link sets the pace; the last chunk is decoded
@@ -756,11 +756,11 @@ mod tests {
         let loaded = time_s(Allgather, CColl, 16e6, &p).unwrap();
         assert!((loaded - alone - 2.0 * 64e6 / 500e6).abs() < 1e-9, "{alone} {loaded}");
         // The Bcast root compresses alone at a whole core, unless waiting ranks poll: its
-        // first chunk of 2 MB (the others hide behind the receivers' decoding).
+        // first chunk of 1 MB (the others hide behind the receivers' decoding).
         p.background_load = 0.0;
         let quiet = time_s(Bcast, CColl, 16e6, &p).unwrap();
         let polling = time_s(Bcast, CColl, 16e6, &Params { busy_wait: true, ..p }).unwrap();
-        assert!((polling - quiet - 2e6 / 500e6).abs() < 1e-9, "{quiet} {polling}");
+        assert!((polling - quiet - 1e6 / 500e6).abs() < 1e-9, "{quiet} {polling}");
     }
 
     #[test]
@@ -832,10 +832,10 @@ mod tests {
         let got = time_s(Allreduce, CompressedDomain, n, &p).unwrap();
         assert!(close(got, want), "{got} {want}");
         // A slow link: the transfers set the pace (3 x 128 ms + 50 us each way), then
-        // the last of 8 chunks is decoded after it arrives.
+        // the last of 16 chunks is decoded after it arrives.
         let slow = Params { link_bytes_per_s: 12.5e6, ..p };
         let wire = 50e-6 + b / 10.0 / 12.5e6;
-        let want = b / 500e6 + 3.0 * wire + 3.0 * wire + b / 8.0 / 500e6;
+        let want = b / 500e6 + 3.0 * wire + 3.0 * wire + b / 16.0 / 500e6;
         let got = time_s(Allreduce, CompressedDomain, n, &slow).unwrap();
         assert!(close(got, want), "{got} {want}");
     }
