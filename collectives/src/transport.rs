@@ -269,7 +269,8 @@ impl Pending {
         }
     }
 
-    fn done(&self) -> bool {
+    /// True once the operation has completed (no MPI call: see [`Pending::test`]).
+    pub fn done(&self) -> bool {
         self.req == null_request()
     }
 
@@ -333,8 +334,27 @@ impl Drop for Pending {
 
 /// Tests every request once (lets MPI progress them).
 pub(crate) fn test_all(reqs: &mut [Pending]) {
-    for r in reqs {
-        r.test();
+    if reqs.iter().all(Pending::done) {
+        return;
+    }
+    // One MPI_Testsome over all of them: one pass of the progress engine (a poll of every
+    // socket), where testing them one by one would make a pass each.
+    let mut raw: Vec<ffi::MPI_Request> = reqs.iter().map(|p| p.req).collect();
+    let mut outcount: c_int = 0;
+    let mut indices: Vec<c_int> = vec![0; raw.len()];
+    let mut statuses: Vec<MaybeUninit<ffi::MPI_Status>> = (0..raw.len()).map(|_| MaybeUninit::uninit()).collect();
+    // SAFETY: `raw` holds active or null requests of this process; `indices` and
+    // `statuses` have room for every one of them.
+    let rc = unsafe { ffi::MPI_Testsome(count(raw.len()), raw.as_mut_ptr(), &mut outcount, indices.as_mut_ptr(), statuses.as_mut_ptr().cast()) };
+    checked(rc, "MPI_Testsome");
+    if outcount == ffi::MPI_UNDEFINED {
+        return;
+    }
+    for (k, &i) in indices.iter().take(outcount.max(0) as usize).enumerate() {
+        let i = i as usize;
+        reqs[i].req = raw[i];
+        // SAFETY: Testsome filled the status of each completed request, in order.
+        reqs[i].received = Some(reqs[i].completed_len(unsafe { statuses[k].assume_init_ref() }));
     }
 }
 
@@ -410,8 +430,6 @@ impl Inbox {
 
     /// Lets MPI progress the posted receives.
     pub fn poll(&mut self) {
-        self.posted.iter_mut().for_each(|r| {
-            r.test();
-        });
+        test_all(self.posted.make_contiguous());
     }
 }

@@ -120,8 +120,9 @@ fn step<T: Value, W: Place<T> + ?Sized>(
                     sends.push(call.isend::<T>(next, TAG_RING, frame, send_pieces[i].len()));
                     // Progress between chunks: test the sends, take every chunk that has arrived.
                     test_all(&mut sends);
+                    test_all(&mut recvs);
                     for (j, rx) in recvs.iter_mut().enumerate() {
-                        if !rx.consumed() && rx.test() {
+                        if !rx.consumed() && rx.done() {
                             absorb(call, incoming, addend, j, rx.take_bytes(), scratch);
                         }
                     }
