@@ -9,7 +9,7 @@
 //! too (`e`: the duplex efficiency); a codec pass over `b` uncompressed bytes costs a
 //! fixed `codec_call_s` plus `b / theta` at the codec's throughput, divided by the core
 //! share a rank gets when several ranks compute on one host at once; a reduction costs
-//! `b / R`, writing `b` bytes of freshly allocated memory `b / F`. Compressed messages
+//! `b / R`, writing `b` bytes of memory the call allocated itself `b / F`. Compressed messages
 //! carry `b / rho` bytes. The algorithms are written as their critical paths: the time
 //! until the last rank is done. Plain MPI is priced as the algorithm Open MPI 4.1's
 //! `tuned` component picks for large messages ([`mpi_time_s`]).
@@ -37,13 +37,11 @@ pub struct Params {
     /// Element-wise reduction throughput (bytes of one operand per second).
     pub reduce_bytes_per_s: f64,
     /// Bytes per second of writing freshly allocated memory (the kernel maps and zeroes
-    /// each page on first touch): a call's output buffer, where the caller allocates it
-    /// anew for every call (ccoll-bench does), and the root's copy of its input.
-    /// Infinity: buffers are reused.
+    /// each page on first touch): only the buffers a call allocates itself (the work
+    /// buffer of reduce-scatter and reduce, recursive doubling's decode scratch, CPR-P2P's
+    /// subtree buffers in Scatter, Gather and Reduce). The caller's buffers are taken as
+    /// mapped already (ccoll-bench reuses them, as applications do). Infinity: free.
     pub fresh_bytes_per_s: f64,
-    /// Bytes per second of zeroing a scratch buffer that the allocator hands out again
-    /// (no page faults): the decode buffer of each reduce-scatter step. Infinity: none.
-    pub scratch_bytes_per_s: f64,
     /// Bytes per second of the pass over a rank's input that finds its finite value
     /// range, which a relative error bound needs before anything is compressed (infinity:
     /// an absolute bound, no pass).
@@ -84,8 +82,8 @@ pub struct Params {
 }
 
 impl Params {
-    /// One rank per host with a core of its own on a full-duplex network, buffers
-    /// reused, nothing else running; no link, codec or reduction figures yet (1 byte/s).
+    /// One rank per host with a core of its own on a full-duplex network, allocations
+    /// free, nothing else running; no link, codec or reduction figures yet (1 byte/s).
     pub const IDEAL: Params = Params {
         ranks: 1,
         link_bytes_per_s: 1.0,
@@ -96,7 +94,6 @@ impl Params {
         codec_call_s: 0.0,
         reduce_bytes_per_s: 1.0,
         fresh_bytes_per_s: f64::INFINITY,
-        scratch_bytes_per_s: f64::INFINITY,
         scan_bytes_per_s: f64::INFINITY,
         recomp_bytes_per_s: None,
         domain_reduce_bytes_per_s: None,
@@ -182,9 +179,6 @@ impl Terms<'_> {
     fn fresh(&self, b: f64, active: usize) -> f64 {
         b / (self.p.fresh_bytes_per_s * self.p.share(active))
     }
-    fn scratch(&self, b: f64, active: usize) -> f64 {
-        b / (self.p.scratch_bytes_per_s * self.p.share(active))
-    }
     /// The range pass runs on the rank's own thread alone: a thread's share.
     fn scan(&self, b: f64, active: usize) -> f64 {
         b / (self.p.scan_bytes_per_s * self.p.share(active) / self.p.codec_threads.max(1.0))
@@ -218,15 +212,18 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
     let all = np;
     let levels = n.log2().ceil();
     let steps = n - 1.0;
-    // Reduce-scatter building block on blocks of b = bytes / p: each ring step compresses
-    // the outgoing block in place, decodes the incoming one into a zeroed scratch buffer
-    // (the allocator's, handed out again every step: no page faults) and adds it, while
-    // both directions of every link carry the ring's traffic.
+    // Reduce-scatter building block on blocks of b = bytes / p, out of place: each ring
+    // step compresses the outgoing block (the input's in the first step), decodes the
+    // incoming partial block straight into the work buffer and reduces the input's block
+    // into it (no scratch, no copy of the input), while both directions of every link
+    // carry the ring's traffic. `fresh`: the call allocated the work buffer itself
+    // (reduce-scatter and reduce: `start_with_work`), so each step's decode is the first
+    // write to its block's pages; the Allreduce works in the caller's output.
     let b = bytes / n;
-    let rs_work = t.scratch(b, all) + t.comp(b, all) + t.decomp(b, all) + t.reduce(b, all);
-    let rs_cpr = steps * (rs_work + t.cduplex(b));
+    let rs_work = |fresh: bool| (if fresh { t.fresh(b, all) } else { 0.0 }) + t.comp(b, all) + t.decomp(b, all) + t.reduce(b, all);
+    let rs_cpr = |fresh: bool| steps * (rs_work(fresh) + t.cduplex(b));
     // Pipelined: the transfer hides inside the chunked codec work, or the reverse.
-    let rs_ccoll = steps * (p.alpha_s + t.wire_duplex(b / p.ratio, 1.0).max(rs_work));
+    let rs_ccoll = |fresh: bool| steps * (p.alpha_s + t.wire_duplex(b / p.ratio, 1.0).max(rs_work(fresh)));
     // Compress-once ring allgather of whole blocks of m (the ring allreduce's): own block
     // compressed (and decoded, so that every rank holds the same values), forwarded
     // p - 1 times, decoded at the end.
@@ -239,53 +236,58 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
     use Algorithm::*;
     use CollOp::*;
     let time = match (op, algo) {
-        // The output buffer is written once (the input copied into it) before the rounds.
-        (Allreduce, CprP2p) => t.fresh(bytes, all) + rs_cpr + ag_cpr(b),
-        (Allreduce, CColl) => t.fresh(bytes, all) + rs_ccoll + ring_allgather(&t, b, true),
+        // The ring algorithms reduce out of place into the caller's output: no allocation.
+        (Allreduce, CprP2p) => rs_cpr(false) + ag_cpr(b),
+        (Allreduce, CColl) => rs_ccoll(false) + ring_allgather(&t, b, true),
         (Allreduce, Ring) => {
             // The next receive is posted before compressing: it overlaps the compression.
-            t.fresh(bytes, all)
-                + steps * (p.alpha_s + t.wire_duplex(b / p.ratio, 1.0).max(t.fresh(b, all) + t.comp(b, all)) + t.decomp(b, all) + t.reduce(b, all))
-                + ag_once(b, true)
+            steps * (p.alpha_s + t.wire_duplex(b / p.ratio, 1.0).max(t.comp(b, all)) + t.decomp(b, all) + t.reduce(b, all)) + ag_once(b, true)
         }
         (Allreduce, RecursiveDoubling) => {
+            // The input is copied into the output (not priced: mapped memory at copy
+            // speed); the decode scratch of the whole vector is allocated by the call, its
+            // pages first written by the first step's decode.
             let step = t.comp(bytes, all) + t.cduplex(bytes) + t.decomp(bytes, all) + t.reduce(bytes, all);
             let pow2 = np.is_power_of_two();
             t.fresh(bytes, all) + (levels - if pow2 { 0.0 } else { 1.0 }) * step + if pow2 { 0.0 } else { 2.0 * step }
         }
         (Allreduce, Hierarchical) => hier_time_s(bytes, p, CColl),
-        (Allreduce, CompressedDomain) => t.fresh(bytes, all) + cdr_allreduce(&t, b)?,
-        (ReduceScatter, CprP2p) => rs_cpr,
-        (ReduceScatter, CColl) => rs_ccoll,
-        // Reduce = reduce-scatter + gather of the reduced blocks at the root.
-        (Reduce, CprP2p) => rs_cpr + steps * (t.cmsg(b) + t.decomp(b, 1)) + t.comp(b, all),
-        (Reduce, CColl) => rs_ccoll + t.comp(b, all) + steps * t.cmsg(b) + t.decomp(steps * b, 1),
+        (Allreduce, CompressedDomain) => cdr_allreduce(&t, b)?,
+        (ReduceScatter, CprP2p) => rs_cpr(true),
+        (ReduceScatter, CColl) => rs_ccoll(true),
+        // Reduce = reduce-scatter + gather of the reduced blocks at the root. CPR-P2P's
+        // root decodes them into a subtree buffer it allocates (then copies them out).
+        (Reduce, CprP2p) => rs_cpr(true) + steps * (t.cmsg(b) + t.decomp(b, 1) + t.fresh(b, 1)) + t.comp(b, all),
+        (Reduce, CColl) => rs_ccoll(true) + t.comp(b, all) + steps * t.cmsg(b) + t.decomp(steps * b, 1),
         (Bcast, CprP2p | CColl) => tree_bcast(&t, bytes, algo == CprP2p),
         (Scatter, CprP2p | CColl) => tree_scatter(&t, bytes, algo == CprP2p),
         (Gather, CprP2p) => {
-            // Binomial tree: the deepest branch forwards halves, recompressing per hop.
-            // The leaf's own block is compressed as it is, every later hop's mostly decoded
-            // values again.
-            (1..=levels as u32)
+            // Binomial tree: every rank gathers its subtree's blocks into a buffer it
+            // allocates; the leaf copies its own block into its one, and on the deepest
+            // branch each receiver decodes its largest child's half into its buffer last
+            // (the rest of it is written meanwhile). The branch forwards halves,
+            // recompressing per hop: the leaf's own block as it is, every later hop's
+            // mostly decoded values again.
+            let hops: f64 = (1..=levels as u32)
                 .map(|k| {
                     let m = n * bytes / 2f64.powi(k as i32);
                     let code = if k == levels as u32 { t.comp(m, 1) } else { t.recomp(m, 1) };
-                    code + t.cmsg(m) + t.decomp(m, 1)
+                    code + t.cmsg(m) + t.decomp(m, 1) + t.fresh(m, 1)
                 })
-                .sum()
+                .sum();
+            t.fresh(bytes, 1) + hops
         }
         (Gather, CColl) => tree_gather(&t, bytes),
-        // The output holds p blocks: its pages are first written by the decodes.
-        (Allgather, CprP2p) => t.fresh(n * bytes, all) + ag_cpr(bytes),
-        (Allgather, CColl) => t.fresh(n * bytes, all) + ring_allgather(&t, bytes, false),
+        (Allgather, CprP2p) => ag_cpr(bytes),
+        (Allgather, CColl) => ring_allgather(&t, bytes, false),
         // Pairwise exchanges, one flow each way, recompressing nothing (each piece is
         // compressed once at its origin) but decoding before the next exchange.
-        (Alltoall, CprP2p) => t.fresh(n * bytes, all) + steps * (t.comp(bytes, all) + t.cduplex(bytes) + t.decomp(bytes, all)),
+        (Alltoall, CprP2p) => steps * (t.comp(bytes, all) + t.cduplex(bytes) + t.decomp(bytes, all)),
         // All pieces compressed, then sent at once (p - 1 flows each way) and decoded as
         // they arrive: the last one is left after the transfers.
         (Alltoall, CColl) => {
             let transfers = p.alpha_s + t.wire_duplex(steps * bytes / p.ratio, steps);
-            t.fresh(n * bytes, all) + t.comp(steps * bytes, all) + transfers.max(t.decomp(steps * bytes, all)) + t.decomp(bytes, all)
+            t.comp(steps * bytes, all) + transfers.max(t.decomp(steps * bytes, all)) + t.decomp(bytes, all)
         }
         (P2p, CprP2p) => t.comp(bytes, 1) + t.cmsg(bytes) + t.decomp(bytes, 1),
         // Pipelined chunks: the transfer hides inside the codec work, or the reverse.
@@ -339,8 +341,8 @@ fn pipeline(chunk: &[f64], total: &[f64]) -> f64 {
     chunk.iter().sum::<f64>() + slowest
 }
 
-/// Binomial-tree Bcast of `n` bytes. The root copies its input into the call's buffer,
-/// each receiver decodes into its own.
+/// Binomial-tree Bcast of `n` bytes. The root compresses from the caller's buffer, each
+/// receiver decodes into its own (the caller's, mapped already: nothing allocated).
 ///
 /// C-Coll (`k` chunks, compressed once at the root): the root's link carries each chunk
 /// to its `L` children, inner ranks forward each chunk as it arrives and decode it while
@@ -355,24 +357,23 @@ fn tree_bcast(t: &Terms, n: f64, recompress: bool) -> f64 {
     let all = p.ranks.max(1);
     let levels = (all as f64).log2().ceil();
     if !recompress {
-        let ends = t.fresh(n, 1) + t.fresh(n, all);
         let k = chunks(n);
         let c = n / k;
         let wire = c / p.ratio / p.link_bytes_per_s;
         let first = t.comp(c, 1) + levels * (p.alpha_s + wire) + t.decomp(c, all);
         let stage = t.comp(c, 1).max(levels * wire).max(t.decomp(c, all));
-        return ends + first + (k - 1.0) * stage;
+        return first + (k - 1.0) * stage;
     }
     let hops = levels * (levels + 1.0) / 2.0;
-    // The root copies and compresses alone; on the deepest path the rank of each level
-    // decodes into a fresh buffer beside its siblings, then compresses again beside
-    // those of them that have children too; the leaf decodes last, alone.
-    let mut time = t.fresh(n, 1) + t.comp(n, 1) + hops * (n / p.ratio / p.link_bytes_per_s) + levels * p.alpha_s;
+    // The root compresses alone; on the deepest path the rank of each level decodes
+    // beside its siblings, then compresses again beside those of them that have children
+    // too; the leaf decodes last, alone.
+    let mut time = t.comp(n, 1) + hops * (n / p.ratio / p.link_bytes_per_s) + levels * p.alpha_s;
     for j in 1..levels as usize {
         let (receiving, forwarding) = siblings(levels, j);
-        time += t.decomp(n, receiving) + t.fresh(n, receiving) + t.recomp(n, forwarding);
+        time += t.decomp(n, receiving) + t.recomp(n, forwarding);
     }
-    time + t.decomp(n, 1) + t.fresh(n, 1)
+    time + t.decomp(n, 1)
 }
 
 /// On the deepest path of a binomial tree of `levels` levels, the ranks that work at
@@ -389,12 +390,13 @@ fn siblings(levels: f64, j: usize) -> (usize, usize) {
 /// C-Coll (`k` chunks a block): the root compresses every block once, chunk by chunk,
 /// and sends each chunk towards its rank as soon as it is made (its link carries one
 /// chunk while it compresses the next); inner ranks forward their subtree's chunks as
-/// they arrive, and each rank decodes its own into the call's buffer while the root
+/// they arrive, and each rank decodes its own into the caller's buffer while the root
 /// goes on. The call ends with the last block: its chunks cross the `L` levels and are
-/// decoded as they come, while the root copies its own block. CPR-P2P (`recompress`): whole messages, every inner rank decodes its
-/// subtree's blocks and compresses its children's again; along the deepest path a rank
-/// of subtree size `s` sends `s - 1` blocks to its children at once before its last
-/// child can go on.
+/// decoded as they come (the root's copy of its own block meanwhile is not priced).
+/// CPR-P2P (`recompress`): whole messages, every rank gathers its subtree's blocks in a
+/// buffer it allocates, inner ranks decode theirs and compress their children's again;
+/// along the deepest path a rank of subtree size `s` sends `s - 1` blocks to its
+/// children at once before its last child can go on.
 fn tree_scatter(t: &Terms, m: f64, recompress: bool) -> f64 {
     let p = t.p;
     let all = p.ranks.max(1);
@@ -403,18 +405,18 @@ fn tree_scatter(t: &Terms, m: f64, recompress: bool) -> f64 {
         let others = all as f64 - 1.0;
         let levels = (all as f64).log2().ceil();
         let k = chunks(m);
-        let (comp, hop, decode) = (t.comp(m / k, 1), wire / k, t.decomp(m / k, all) + t.fresh(m / k, all));
+        let (comp, hop, decode) = (t.comp(m / k, 1), wire / k, t.decomp(m / k, all));
         // The blocks before the last: the root's compression and its link at once.
         let before = (others - 1.0) * k * comp.max(hop);
         let links = levels * (p.alpha_s + hop);
-        let last = pipeline(&[comp, links, decode], &[k * comp, links + (k - 1.0) * hop, k * decode]);
-        return before + last.max(k * comp + t.fresh(m, 1));
+        return before + pipeline(&[comp, links, decode], &[k * comp, links + (k - 1.0) * hop, k * decode]);
     }
     let levels = (all as f64).log2().ceil();
-    // The root copies its subtree's blocks into a fresh buffer and compresses its
-    // children's alone; the deepest path's rank of each level decodes its subtree's
-    // blocks into a fresh buffer beside its siblings and compresses its children's again
-    // beside those that forward too ([`siblings`]).
+    // Every rank's subtree buffer is allocated by the call (`call.zeros`): fresh pages.
+    // The root copies its subtree's blocks into its buffer and compresses its children's
+    // alone; the deepest path's rank of each level decodes its subtree's blocks into its
+    // buffer beside its siblings and compresses its children's again beside those that
+    // forward too ([`siblings`]).
     let mut time = 0.0;
     let mut size = all as f64;
     let mut j = 0;
@@ -429,7 +431,8 @@ fn tree_scatter(t: &Terms, m: f64, recompress: bool) -> f64 {
         size = (size / 2.0).ceil();
         j += 1;
     }
-    // The last rank decodes its block into the call's buffer, alone.
+    // The last rank decodes its block into its one-block buffer, alone (the copy into
+    // the caller's is not priced).
     time + t.decomp(m, 1) + t.fresh(m, 1)
 }
 
@@ -437,8 +440,7 @@ fn tree_scatter(t: &Terms, m: f64, recompress: bool) -> f64 {
 /// rank compresses its block chunk by chunk (all at once) and sends each chunk as it is
 /// made, inner ranks forward their children's chunks as they arrive, and the root decodes
 /// each chunk as it arrives. Stages: the senders' compression, the root's link (carrying
-/// the `p - 1` other blocks), the root's decoding. The root's output (`p` blocks) is
-/// fresh memory, first written by its own block's copy and the decodes.
+/// the `p - 1` other blocks), the root's decoding into the caller's output.
 fn tree_gather(t: &Terms, m: f64) -> f64 {
     let p = t.p;
     let all = p.ranks.max(1);
@@ -449,7 +451,7 @@ fn tree_gather(t: &Terms, m: f64) -> f64 {
     let wire = c / p.ratio / p.link_bytes_per_s;
     let (comp, decomp) = (t.comp(c, all), t.decomp(c, all));
     let flow = pipeline(&[comp, wire, decomp], &[k * comp, others * k * wire, others * k * decomp]);
-    t.fresh(all as f64 * m, all) + levels * p.alpha_s + flow
+    levels * p.alpha_s + flow
 }
 
 /// C-Coll ring allgather of blocks of `m` bytes, in `k` chunks each. A rank first
@@ -472,8 +474,8 @@ fn ring_allgather(t: &Terms, m: f64, own_decoded: bool) -> f64 {
 }
 
 /// Predicted seconds of plain MPI (Open MPI 4.1's `tuned` decisions for messages of 1 MiB
-/// and more, commutative reductions; ccoll-bench's `bytes` convention). Every receiver
-/// writes its output into fresh memory as it arrives.
+/// and more, commutative reductions; ccoll-bench's `bytes` convention), on the caller's
+/// buffers (mapped already). The library's own temporary buffers are not priced.
 /// - Allreduce: Rabenseifner (recursive-halving reduce-scatter, recursive-doubling
 ///   allgather: both directions busy), a fold-in step for ranks beyond a power of two.
 /// - Bcast: a chain without segments below 8 ranks (`p - 1` store-and-forward hops),
@@ -501,34 +503,32 @@ pub fn mpi_time_s(op: CollOp, bytes: f64, p: &Params) -> f64 {
             let halves = (q - 1.0) / q * bytes;
             let rounds = q.log2();
             let fold_in = if fold { 2.0 * t.msg(bytes) + t.reduce(bytes, all) } else { 0.0 };
-            t.fresh(bytes, all) + fold_in + 2.0 * (rounds * p.alpha_s + t.wire_duplex(halves, 1.0)) + t.reduce(halves, all)
+            fold_in + 2.0 * (rounds * p.alpha_s + t.wire_duplex(halves, 1.0)) + t.reduce(halves, all)
         }
         CollOp::ReduceScatter => rs_ring,
         CollOp::Reduce => rs_ring + steps * t.msg(b),
         CollOp::Bcast => {
             let levels = n.log2().ceil();
             let spread = steps / n * bytes;
-            t.fresh(bytes, all)
-                + match np {
-                    // Chain, or the root sending to each in turn: p - 1 message times.
-                    0..=15 => steps * t.msg(bytes),
-                    // Binomial scatter of the pieces, recursive-doubling allgather.
-                    16..=31 | 1024.. => 2.0 * levels * p.alpha_s + spread / p.link_bytes_per_s + t.wire_duplex(spread, 1.0),
-                    _ => (levels / 2.0).ceil() * 3.0 * t.msg(bytes),
-                }
+            match np {
+                // Chain, or the root sending to each in turn: p - 1 message times.
+                0..=15 => steps * t.msg(bytes),
+                // Binomial scatter of the pieces, recursive-doubling allgather.
+                16..=31 | 1024.. => 2.0 * levels * p.alpha_s + spread / p.link_bytes_per_s + t.wire_duplex(spread, 1.0),
+                _ => (levels / 2.0).ceil() * 3.0 * t.msg(bytes),
+            }
         }
-        CollOp::Scatter | CollOp::Gather => t.fresh(bytes, all) + steps * t.msg(bytes),
+        CollOp::Scatter | CollOp::Gather => steps * t.msg(bytes),
         CollOp::Allgather => {
-            t.fresh(n * bytes, all)
-                + if np < 32 {
-                    n.log2().ceil() * p.alpha_s + t.wire_duplex(steps * bytes, 1.0)
-                } else {
-                    steps * t.duplex(bytes, 1.0)
-                }
+            if np < 32 {
+                n.log2().ceil() * p.alpha_s + t.wire_duplex(steps * bytes, 1.0)
+            } else {
+                steps * t.duplex(bytes, 1.0)
+            }
         }
         CollOp::Alltoall => {
             let flows = if (64..1024).contains(&np) { 1.0 } else { steps };
-            t.fresh(n * bytes, all) + steps * p.alpha_s + t.wire_duplex(steps * bytes, flows)
+            steps * p.alpha_s + t.wire_duplex(steps * bytes, flows)
         }
         CollOp::P2p => t.msg(bytes),
     }
@@ -655,10 +655,11 @@ mod tests {
         // radix-4 tree on 64 (3 levels).
         assert!(close(time_s(Bcast, Mpi, n, &p).unwrap(), 3.0 * (50e-6 + n / 125e6)));
         assert!(close(time_s(Bcast, Mpi, n, &params(64)).unwrap(), 9.0 * (50e-6 + n / 125e6)));
-        // Alltoall: 3 flows each way share the duplex loss; writing fresh output costs.
+        // Alltoall: 3 flows each way share the duplex loss. The output is the caller's
+        // (mapped already): fresh-memory speed changes nothing.
         let fresh = Params { fresh_bytes_per_s: 4e9, ..half };
         let a2a = time_s(Alltoall, Mpi, n, &fresh).unwrap();
-        assert!(close(a2a, 4.0 * n / 4e9 + 3.0 * 50e-6 + 3.0 * n / (125e6 * (1.0 - 0.5 / 3.0))), "{a2a}");
+        assert!(close(a2a, 3.0 * 50e-6 + 3.0 * n / (125e6 * (1.0 - 0.5 / 3.0))), "{a2a}");
         assert_eq!(time_s(Bcast, RecursiveDoubling, n, &p), None);
         assert_eq!(time_s(Bcast, Hierarchical, n, &p), None);
         assert_eq!(time_s(Allreduce, Auto, n, &p), None);
@@ -667,12 +668,12 @@ mod tests {
 
     #[test]
     fn cpr_bcast_recompresses_whole_messages_at_every_hop() {
-        let p = Params { fresh_bytes_per_s: 1e9, ..params(8) };
+        let p = params(8);
         let n = 64e6;
         // 3 levels: the root's 3 sends share its link, then 2, then 1: 6 message times
-        // of 6.4 MB; the root's copy and one compression, the 2 inner ranks on the path
-        // decode into fresh memory and compress again, the leaf decodes into fresh memory.
-        let want = 2.0 * n / 1e9 + n / 500e6 + 6.0 * n / 10.0 / 125e6 + 3.0 * 50e-6 + 2.0 * (n / 500e6 + n / 1e9 + n / 500e6) + n / 500e6;
+        // of 6.4 MB; the root compresses once, the 2 inner ranks on the path decode and
+        // compress again, the leaf decodes (every rank into the caller's buffer).
+        let want = n / 500e6 + 6.0 * n / 10.0 / 125e6 + 3.0 * 50e-6 + 2.0 * (n / 500e6 + n / 500e6) + n / 500e6;
         let cpr = time_s(Bcast, CprP2p, n, &p).unwrap();
         assert!(close(cpr, want), "{cpr}");
         // Each of its 6 codec passes adds its fixed cost.
@@ -704,12 +705,12 @@ mod tests {
         let wire = m / 10.0 / 125e6;
         let scatter = 7.0 * m / 500e6 + 3.0 * (50e-6 + wire / 16.0) + 0.5e6 / 500e6;
         assert!(close(time_s(Scatter, CColl, m, &p).unwrap(), scatter), "{}", time_s(Scatter, CColl, m, &p).unwrap());
-        // Decoding into fresh memory at the leaves (2 ms a chunk) slower than the root's
+        // Decoding at the leaves (250 MB/s: 2 ms a chunk) slower than the root's
         // compression: the last block's 16 chunks are decoded one after another from the
-        // first one's arrival, while the root copies its own block.
-        let fresh = Params { fresh_bytes_per_s: 0.5e9, ..p };
-        let slow = 6.0 * m / 500e6 + 0.5e6 / 500e6 + 3.0 * (50e-6 + wire / 16.0) + 16.0 * (0.5e6 / 500e6 + 0.5e6 / 0.5e9);
-        assert!(close(time_s(Scatter, CColl, m, &fresh).unwrap(), slow), "{}", time_s(Scatter, CColl, m, &fresh).unwrap());
+        // first one's arrival.
+        let slow_decoder = Params { decomp_bytes_per_s: 250e6, ..p };
+        let slow = 6.0 * m / 500e6 + 0.5e6 / 500e6 + 3.0 * (50e-6 + wire / 16.0) + 16.0 * (0.5e6 / 250e6);
+        assert!(close(time_s(Scatter, CColl, m, &slow_decoder).unwrap(), slow), "{}", time_s(Scatter, CColl, m, &slow_decoder).unwrap());
         // CPR-P2P: whole messages; the root compresses 7 blocks, the inner ranks decode
         // 4 and 2 and compress 3 and 1 again, the root's link carries 7, then 3, then 1.
         let cpr = (7.0 + 4.0 + 3.0 + 2.0 + 1.0 + 1.0) * m / 500e6 + 3.0 * 50e-6 + 11.0 * wire;
@@ -782,16 +783,17 @@ mod tests {
     }
 
     #[test]
-    fn reduce_scatter_steps_zero_their_scratch_and_cpr_recompresses_decoded_blocks() {
+    fn cpr_recompresses_decoded_blocks() {
         let n = 64e6;
         let b = n / 4.0;
         let wire = b / 10.0 / 125e6;
         let base = params(4);
-        // CPR-P2P Allreduce, each of the 3 reduce-scatter steps: zero the scratch block
-        // (1 GB/s), compress, send, decode, add; the allgather compresses the rank's own
-        // block, then twice the block it decoded the step before (1 GB/s instead of 0.5).
-        let p = Params { scratch_bytes_per_s: 1e9, recomp_bytes_per_s: Some(1e9), ..base };
-        let rs = 3.0 * (b / 1e9 + b / 500e6 + 50e-6 + wire + b / 500e6 + b / 2e9);
+        // CPR-P2P Allreduce, each of the 3 reduce-scatter steps: compress, send, decode
+        // straight into the output, add the input's block; the allgather compresses the
+        // rank's own block, then twice the block it decoded the step before (1 GB/s
+        // instead of 0.5).
+        let p = Params { recomp_bytes_per_s: Some(1e9), ..base };
+        let rs = 3.0 * (b / 500e6 + 50e-6 + wire + b / 500e6 + b / 2e9);
         let ag = b / 500e6 + 2.0 * b / 1e9 + 3.0 * (50e-6 + wire + b / 500e6);
         let got = time_s(Allreduce, CprP2p, n, &p).unwrap();
         assert!(close(got, rs + ag), "{got} {}", rs + ag);
@@ -810,11 +812,69 @@ mod tests {
         let p = Params { host_cores: 1.0, ranks_per_host: 4, fresh_bytes_per_s: 1e9, ..params(4) };
         let n = 64e6;
         let (c, d) = (n / 500e6, n / 500e6);
-        let want = n / 1e9 + c + 3.0 * (n / 10.0 / 125e6) + 2.0 * 50e-6 + 2.0 * (d + n / 1e9) + c + d + n / 1e9;
+        let want = c + 3.0 * (n / 10.0 / 125e6) + 2.0 * 50e-6 + 2.0 * d + c + d;
         let got = time_s(Bcast, CprP2p, n, &p).unwrap();
         assert!(close(got, want), "{got} {want}");
+        // Scatter's subtree buffers (fresh, 1 GB/s) the same way, blocks of 16 MB: the
+        // root fills its 4 blocks alone, its two children their 2 at once (half a core
+        // each: 2 x 32 MB), the leaf its one alone.
+        let m = 16e6;
+        let free = Params { fresh_bytes_per_s: f64::INFINITY, ..p };
+        let extra = time_s(Scatter, CprP2p, m, &p).unwrap() - time_s(Scatter, CprP2p, m, &free).unwrap();
+        assert!(close(extra, (4.0 * m + 2.0 * 2.0 * m + m) / 1e9), "{extra}");
         assert_eq!(siblings(3.0, 1), (3, 2));
         assert_eq!(siblings(3.0, 3), (1, 1));
+    }
+
+    #[test]
+    fn fresh_memory_is_priced_only_where_the_call_allocates() {
+        let n = 64e6;
+        let b = n / 4.0;
+        let base = Params { domain_reduce_bytes_per_s: Some(1e9), ..params(4) };
+        let fresh = Params { fresh_bytes_per_s: 1e9, ..base };
+        let extra = |op, algo, bytes| time_s(op, algo, bytes, &fresh).unwrap() - time_s(op, algo, bytes, &base).unwrap();
+        // Every output is the caller's buffer, mapped already (ccoll-bench reuses its
+        // own), and the ring algorithms reduce out of place into it: nothing allocated.
+        let none = [
+            (Allreduce, Mpi),
+            (Allreduce, CprP2p),
+            (Allreduce, CColl),
+            (Allreduce, Ring),
+            (Allreduce, CompressedDomain),
+            (Bcast, Mpi),
+            (Bcast, CprP2p),
+            (Bcast, CColl),
+            (Scatter, Mpi),
+            (Scatter, CColl),
+            (Gather, Mpi),
+            (Gather, CColl),
+            (Allgather, Mpi),
+            (Allgather, CprP2p),
+            (Allgather, CColl),
+            (Alltoall, Mpi),
+            (Alltoall, CprP2p),
+            (Alltoall, CColl),
+        ];
+        for (op, algo) in none {
+            assert_eq!(extra(op, algo, n), 0.0, "{op:?} {algo:?}");
+        }
+        // Reduce-scatter's work buffer: each of the 3 steps decodes a 16 MB block into
+        // fresh pages (16 ms at 1 GB/s; the C-Coll step's codec work, 72 ms, is longer
+        // than its 12.8 ms transfer either way, so the whole of it shows).
+        for algo in [CprP2p, CColl] {
+            assert!(close(extra(ReduceScatter, algo, n), 3.0 * b / 1e9), "{algo:?}");
+        }
+        // Reduce: the same, and CPR-P2P's root decodes the 3 other blocks into a subtree
+        // buffer of its own.
+        assert!(close(extra(Reduce, CColl, n), 3.0 * b / 1e9));
+        assert!(close(extra(Reduce, CprP2p, n), 6.0 * b / 1e9));
+        // Recursive doubling's decode scratch: the whole vector once.
+        assert!(close(extra(Allreduce, RecursiveDoubling, n), n / 1e9));
+        // CPR-P2P trees, blocks of 16 MB: Scatter's subtree buffers along the deepest
+        // path hold 4, 2 and 1 blocks; Gather's leaf copies its block into its buffer,
+        // then the rank above decodes it into its own, the root its child's 2 blocks.
+        assert!(close(extra(Scatter, CprP2p, b), 7.0 * b / 1e9));
+        assert!(close(extra(Gather, CprP2p, b), (b + b + 2.0 * b) / 1e9));
     }
 
     #[test]

@@ -53,10 +53,9 @@ pub struct Calibration {
     /// where the codec figures were given instead of measured.
     pub domain_reduce: Option<PassCost>,
     pub reduce_bytes_per_s: f64,
-    /// Writing a freshly allocated buffer (the kernel maps and zeroes every page).
+    /// Writing a freshly allocated buffer (the kernel maps and zeroes every page): the
+    /// buffers a collective allocates inside a call.
     pub fresh_bytes_per_s: f64,
-    /// Zeroing a buffer whose pages are already mapped (scratch the allocator reuses).
-    pub scratch_bytes_per_s: f64,
     /// Finding the finite value range of the input (relative bounds).
     pub scan_bytes_per_s: f64,
     /// Memory traffic (bytes read plus written) per second of one core while every core
@@ -87,7 +86,6 @@ impl Calibration {
             domain_reduce: None,
             reduce_bytes_per_s: reduce_throughput(),
             fresh_bytes_per_s: fresh_throughput(),
-            scratch_bytes_per_s: scratch_throughput(),
             scan_bytes_per_s: scan_throughput(),
             core_mem_bytes_per_s: core_memory_bandwidth(),
             ratio,
@@ -128,7 +126,6 @@ impl Calibration {
             domain_reduce: Some(PassCost::through((pair.1, 1.0 / pair.0), (later.1, 1.0 / later.0))),
             reduce_bytes_per_s: reduce_throughput(),
             fresh_bytes_per_s: fresh_throughput(),
-            scratch_bytes_per_s: scratch_throughput(),
             scan_bytes_per_s: scan_throughput(),
             core_mem_bytes_per_s: core_memory_bandwidth(),
             ratio: at.ratio,
@@ -152,7 +149,6 @@ impl Calibration {
             codec_call_s: 0.0,
             reduce_bytes_per_s: self.reduce_bytes_per_s * cores,
             fresh_bytes_per_s: self.fresh_bytes_per_s * cores,
-            scratch_bytes_per_s: self.scratch_bytes_per_s * cores,
             scan_bytes_per_s: self.scan_bytes_per_s * cores,
             ratio,
             ..Params::IDEAL
@@ -164,7 +160,7 @@ impl Calibration {
         let mbps = |c: &PassCost, ratio: f64| c.bytes_per_s(ratio) / 1e6;
         let domain = |ratio: f64| self.domain_reduce.map_or("-".to_string(), |c| format!("{:.0}", mbps(&c, ratio)));
         format!(
-            "calibration ({}, per thread, CPU time): compress {:.0} MB/s, decompress {:.0} MB/s, compress its decoded output {:.0} MB/s, compressed-domain reduction {} MB/s at ratio {:.2} ({:.0} / {:.0} / {:.0} / {} MB/s at ratio {:.2}); reduce {:.0} MB/s; writing fresh memory {:.0} MB/s, zeroing mapped memory {:.0} MB/s; value-range scan {:.0} MB/s; memory traffic per core with all cores streaming {:.0} MB/s",
+            "calibration ({}, per thread, CPU time): compress {:.0} MB/s, decompress {:.0} MB/s, compress its decoded output {:.0} MB/s, compressed-domain reduction {} MB/s at ratio {:.2} ({:.0} / {:.0} / {:.0} / {} MB/s at ratio {:.2}); reduce {:.0} MB/s; writing fresh memory {:.0} MB/s; value-range scan {:.0} MB/s; memory traffic per core with all cores streaming {:.0} MB/s",
             if self.measured { "measured" } else { "given" },
             mbps(&self.compress, self.ratio),
             mbps(&self.decompress, self.ratio),
@@ -178,7 +174,6 @@ impl Calibration {
             second,
             self.reduce_bytes_per_s / 1e6,
             self.fresh_bytes_per_s / 1e6,
-            self.scratch_bytes_per_s / 1e6,
             self.scan_bytes_per_s / 1e6,
             self.core_mem_bytes_per_s / 1e6
         )
@@ -322,8 +317,9 @@ fn reduce_throughput() -> f64 {
     (VALUES * 4) as f64 / secs
 }
 
-/// Bytes per second of filling a newly allocated 64 MiB buffer: what a collective's or a
-/// benchmark's fresh output buffer costs on top of the codec writing it.
+/// Bytes per second of filling a newly allocated 64 MiB buffer: what a buffer a
+/// collective allocates inside a call (a work buffer, a decode scratch, a subtree's
+/// blocks) costs on top of the codec writing it.
 fn fresh_throughput() -> f64 {
     let secs = best_of(|| {
         let mut v: Vec<f32> = vec![0.0; VALUES];
@@ -357,20 +353,6 @@ fn core_memory_bandwidth() -> f64 {
     })
     .expect("infallible");
     (threads * STREAM_VALUES * 4 * 2) as f64 / secs
-}
-
-/// Bytes per second of zeroing 64 MiB whose pages are already mapped: what a scratch
-/// buffer costs when the allocator hands the same memory out again (it zeroes it, the
-/// kernel does not fault it in).
-fn scratch_throughput() -> f64 {
-    let mut v: Vec<f32> = vec![1.0; VALUES];
-    let secs = best_of(|| {
-        std::hint::black_box(&mut v).fill(0.0);
-        std::hint::black_box(&v);
-        Ok(())
-    })
-    .expect("infallible");
-    (VALUES * 4) as f64 / secs
 }
 
 /// Bytes per second of the pass the collectives use to find the smallest and largest

@@ -149,8 +149,9 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
             comp_bytes_per_s: (cal.compress.bytes_per_s(cal.ratio) * cores).min(mem),
             decomp_bytes_per_s: (cal.decompress.bytes_per_s(cal.ratio) * cores).min(mem),
             reduce_bytes_per_s: (cal.reduce_bytes_per_s * cores).min(mem / 3.0),
-            // An application reuses its buffers.
-            fresh_bytes_per_s: f64::INFINITY,
+            // The buffers the collectives allocate inside a call (an application's own
+            // are mapped already): faulted in by the codec's threads.
+            fresh_bytes_per_s: (cal.fresh_bytes_per_s * cores).min(mem),
             scan_bytes_per_s: (cal.scan_bytes_per_s * cores).min(mem),
             ..cal.params(cal.ratio, cores)
         };
@@ -166,6 +167,7 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
             reduce_bytes_per_s: a.gpu_mem_gbps * 1e9 / 3.0,
             scan_bytes_per_s: a.gpu_mem_gbps * 1e9,
             ratio: cal.ratio,
+            // The device buffers a call allocates are not estimated: free (IDEAL).
             ..Params::IDEAL
         };
         let name = format!(
@@ -191,8 +193,9 @@ pub struct Emulated {
 
 impl Emulated {
     /// The model's parameters for one measured point: its ranks share the host's cores
-    /// and poll while they wait (Open MPI's TCP progress), ccoll-bench allocates every
-    /// output anew, and the codec runs at its calibrated speed for the point's ratio.
+    /// and poll while they wait (Open MPI's TCP progress), the collectives' own
+    /// allocations cost the calibrated fresh-memory speed (ccoll-bench reuses its
+    /// buffers), and the codec runs at its calibrated speed for the point's ratio.
     fn params(&self, cal: &Calibration, ranks: usize, ratio: f64) -> Params {
         Params {
             ranks,
@@ -387,7 +390,6 @@ mod tests {
             domain_reduce: Some(flat(1500e6)),
             reduce_bytes_per_s: 2e9,
             fresh_bytes_per_s: 3e9,
-            scratch_bytes_per_s: 12e9,
             scan_bytes_per_s: 6e9,
             core_mem_bytes_per_s: 5e9,
             ratio: 30.0,
@@ -441,7 +443,7 @@ mod tests {
     }
 
     #[test]
-    fn emulated_points_poll_share_cores_and_write_fresh_buffers() {
+    fn emulated_points_poll_share_cores_and_price_the_calls_allocations() {
         let p = run().params(&cal(), 4, 12.0);
         assert!(p.busy_wait && p.ranks_per_host == 4 && p.host_cores == 2.0 && p.ratio == 12.0);
         // One rank per emulated node: its codec runs on both cores' threads.
@@ -449,12 +451,20 @@ mod tests {
         let near = |x: Option<f64>, want: f64| x.is_some_and(|x| (x / want - 1.0).abs() < 1e-12);
         assert!(near(p.recomp_bytes_per_s, 1000e6) && near(p.domain_reduce_bytes_per_s, 1500e6), "{p:?}");
         assert_eq!((p.comp_bytes_per_s, p.fresh_bytes_per_s, p.duplex_efficiency), (800e6, 3e9, 0.5));
+        // Fresh memory is what a call allocates itself: reduce-scatter's work buffer, one
+        // 16 MB block faulted in per step, 3 steps at 3 GB/s x 0.5 (4 ranks of 2 threads
+        // computing at once on 2 cores): 32 ms. The Allgather's output is ccoll-bench's,
+        // mapped already: nothing.
+        let free = Params { fresh_bytes_per_s: f64::INFINITY, ..p };
+        let extra = |op, algo| time_s(op, algo, 64e6, &p).unwrap() - time_s(op, algo, 64e6, &free).unwrap();
+        assert!((extra(CollOp::ReduceScatter, Algorithm::CprP2p) / 0.032 - 1.0).abs() < 1e-9);
+        assert_eq!(extra(CollOp::Allgather, Algorithm::CColl), 0.0);
     }
 
     #[test]
     fn predictions_cover_every_op_link_and_node_count() {
         let c = cal();
-        let base = Params { alpha_s: 2e-6, fresh_bytes_per_s: f64::INFINITY, ..c.params(c.ratio, 16.0) };
+        let base = Params { alpha_s: 2e-6, ..c.params(c.ratio, 16.0) };
         let codec = Codec { name: "CPU".into(), base, cal: Some((&c, 16.0, 100e9)) };
         let rows = [row(CollOp::Allreduce, Algorithm::CColl, 16 << 20, 9.0, 1.0), row(CollOp::Allreduce, Algorithm::CColl, 64 << 20, 11.0, 1.0)];
         let ratios = op_ratios(&rows, 30.0);
