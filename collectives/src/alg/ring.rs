@@ -109,10 +109,9 @@ fn step<T: Value, W: Place<T> + ?Sized>(
 
     // The two blocks are disjoint: arrived chunks are reduced into one while the other
     // compresses (on the device, several chunks at once), with no copy of either.
-    let first = source.first.map(|_| send_range.clone());
-    work.split_disjoint(send_range, recv_range.clone(), |reduced, incoming| {
+    work.split_disjoint(send_range.clone(), recv_range.clone(), |reduced, incoming| {
         view_of(source.addend, recv_range, |addend| {
-            view_of(source.first, first.unwrap_or(0..0), |input| {
+            view_of(source.first, send_range, |input| {
                 let outgoing = input.unwrap_or(reduced);
                 let mut recvs = if style == StepStyle::Blocking { Vec::new() } else { post(call) };
                 let mut sends = Vec::with_capacity(send_pieces.len());
