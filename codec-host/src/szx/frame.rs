@@ -6,7 +6,7 @@
 use std::sync::{Mutex, PoisonError};
 
 use codec_kernels::szx::coding::{is_coded, state, SIZE_ENTRY_BYTES};
-use codec_kernels::szx::decode::{decode_block_with, GroupOps};
+use codec_kernels::szx::decode::{decode_block_padded, GroupOps};
 use codec_kernels::szx::scalar::Bits;
 use codec_kernels::szx::{encode_block, payload_len, plan_block, plan_encode_block, BlockError, BlockPlan, SzxFloat, Tolerance};
 
@@ -153,8 +153,11 @@ struct DecodeTile<'a, T> {
     states: &'a [u8],
     /// The size-table entries from the tile's first coded block on.
     sizes: &'a [u8],
-    /// The tile's payloads, back to back.
+    /// The tile's payloads, back to back, then the rest of the frame (read past a
+    /// payload's end as padding, see `decode_block_padded`).
     payloads: &'a [u8],
+    /// Bytes of the tile's own payloads.
+    payload_len: usize,
     out: &'a mut [T],
     /// `out` holds `+0.0` already: zero blocks are left as they are.
     zeroed: bool,
@@ -199,8 +202,11 @@ fn frame_tiles<'a, T: Element>(chunk: usize, frame: &'a [u8], block: usize, out:
                 pos += block_len::<T>(s, x.len(), sizes, &mut rank).map_err(|e| corrupt(chunk, first + j, e))?;
             }
         }
-        let payloads = frame.get(start..pos).ok_or_else(|| Error::Corrupt(format!("SZx chunk {chunk}: blocks run past the chunk's end")))?;
-        tiles.push(DecodeTile { chunk, first_block: first, states: tile_states, sizes: &sizes[tile_rank * SIZE_ENTRY_BYTES..], payloads, out: tile_out, zeroed });
+        if pos > frame.len() {
+            return Err(Error::Corrupt(format!("SZx chunk {chunk}: blocks run past the chunk's end")));
+        }
+        let (payloads, payload_len) = (&frame[start..], pos - start);
+        tiles.push(DecodeTile { chunk, first_block: first, states: tile_states, sizes: &sizes[tile_rank * SIZE_ENTRY_BYTES..], payloads, payload_len, out: tile_out, zeroed });
     }
     if pos != frame.len() {
         return Err(Error::Corrupt(format!("SZx chunk {chunk}: blocks take {pos} bytes of {}", frame.len())));
@@ -217,6 +223,7 @@ multiversion! {
 fn decode_tile_body<T: Element>(tile: DecodeTile<'_, T>, block: usize, ops: impl GroupOps) -> Result<()> {
     let (mut rank, mut pos) = (0usize, 0usize);
     let (states, out) = (tile.states, tile.out);
+    let payloads = &tile.payloads[..tile.payload_len];
     let n = out.len();
     let mut j = 0;
     while let Some(&s) = states.get(j) {
@@ -236,11 +243,11 @@ fn decode_tile_body<T: Element>(tile: DecodeTile<'_, T>, block: usize, ops: impl
         // masks): one fill each. No size entry; the payload is the value.
         if s == state::CONST {
             let w = <T as SzxFloat>::BYTES;
-            let value = tile.payloads.get(pos..pos + w).ok_or_else(|| fail(BlockError::BadLength))?;
+            let value = payloads.get(pos..pos + w).ok_or_else(|| fail(BlockError::BadLength))?;
             let run = 1 + states[j + 1..]
                 .iter()
                 .enumerate()
-                .take_while(|&(k, &s)| s == state::CONST && tile.payloads.get(pos + (k + 1) * w..pos + (k + 2) * w) == Some(value))
+                .take_while(|&(k, &s)| s == state::CONST && payloads.get(pos + (k + 1) * w..pos + (k + 2) * w) == Some(value))
                 .count();
             let v = <T as SzxFloat>::from_bits(<<T as SzxFloat>::Bits as Bits>::load_le(value));
             out[at..(at + run * block).min(n)].fill(v);
@@ -250,8 +257,10 @@ fn decode_tile_body<T: Element>(tile: DecodeTile<'_, T>, block: usize, ops: impl
         }
         let x = &mut out[at..(at + block).min(n)];
         let len = block_len::<T>(s, x.len(), tile.sizes, &mut rank).map_err(fail)?;
-        let payload = tile.payloads.get(pos..pos + len).ok_or_else(|| fail(BlockError::BadLength))?;
-        decode_block_with(s, payload, x, ops).map_err(fail)?;
+        if pos + len > payloads.len() {
+            return Err(fail(BlockError::BadLength));
+        }
+        decode_block_padded(s, &tile.payloads[pos..], len, x, ops).map_err(fail)?;
         pos += len;
         j += 1;
     }
