@@ -181,14 +181,30 @@ fn corrupt(chunk: usize, block: usize, e: BlockError) -> Error {
     Error::Corrupt(format!("SZx chunk {chunk}, block {block}: {e:?}"))
 }
 
-/// Cuts the frame of chunk `chunk` (whose values are `out`) into decode tiles, checking
-/// every state byte and that the blocks fill the frame exactly.
-fn frame_tiles<'a, T: Element>(chunk: usize, frame: &'a [u8], block: usize, out: &'a mut [T], zeroed: bool, tiles: &mut Vec<DecodeTile<'a, T>>) -> Result<()> {
-    let blocks = out.len().div_ceil(block);
+/// The block states and the size table of a frame of `blocks` blocks, and where its
+/// payloads start.
+fn frame_head(chunk: usize, frame: &[u8], blocks: usize) -> Result<(&[u8], &[u8], usize)> {
     let states = frame.get(..blocks).ok_or_else(|| Error::Corrupt(format!("SZx chunk {chunk}: shorter than its block states")))?;
     let coded = states.iter().filter(|&&s| is_coded(s)).count();
     let payload_at = blocks + coded * SIZE_ENTRY_BYTES;
     let sizes = frame.get(blocks..payload_at).ok_or_else(|| Error::Corrupt(format!("SZx chunk {chunk}: shorter than its size table")))?;
+    Ok((states, sizes, payload_at))
+}
+
+/// The frame of chunk `chunk` (whose values are `out`) as one tile, for one thread:
+/// no pass over its blocks first, the decoder checks every state byte, and that the
+/// blocks fill the frame exactly, as it goes.
+fn frame_tile<'a, T: Element>(chunk: usize, frame: &'a [u8], block: usize, out: &'a mut [T], zeroed: bool) -> Result<DecodeTile<'a, T>> {
+    let (states, sizes, payload_at) = frame_head(chunk, frame, out.len().div_ceil(block))?;
+    Ok(DecodeTile { chunk, first_block: 0, states, sizes, payloads: &frame[payload_at..], payload_len: frame.len() - payload_at, out, zeroed })
+}
+
+/// Cuts the frame of chunk `chunk` (whose values are `out`) into decode tiles for
+/// several threads, checking every state byte and that the blocks fill the frame
+/// exactly.
+fn frame_tiles<'a, T: Element>(chunk: usize, frame: &'a [u8], block: usize, out: &'a mut [T], zeroed: bool, tiles: &mut Vec<DecodeTile<'a, T>>) -> Result<()> {
+    let blocks = out.len().div_ceil(block);
+    let (states, sizes, payload_at) = frame_head(chunk, frame, blocks)?;
     let (mut rank, mut pos) = (0usize, payload_at);
     let mut outs = out.chunks_mut(block * TILE_BLOCKS);
     for t in 0..blocks.div_ceil(TILE_BLOCKS) {
@@ -264,17 +280,25 @@ fn decode_tile_body<T: Element>(tile: DecodeTile<'_, T>, block: usize, ops: impl
         pos += len;
         j += 1;
     }
+    if pos != payloads.len() {
+        return Err(Error::Corrupt(format!("SZx chunk {}: blocks from {} take {pos} payload bytes of {}", tile.chunk, tile.first_block, payloads.len())));
+    }
     Ok(())
 }
 
 /// Decodes frames: each item is (chunk index, frame bytes, the chunk's values). With
-/// `zeroed`, the values hold `+0.0` already and zero blocks are not written.
+/// `zeroed`, the values hold `+0.0` already and zero blocks are not written. On one
+/// thread each frame is one tile, checked as it is decoded; on several, the frames are
+/// cut into tiles first (a pass over the block states and sizes), decoded in parallel.
 pub(super) fn read_frames<'a, T: Element>(
     frames: impl IntoIterator<Item = (usize, &'a [u8], &'a mut [T])>,
     block: usize,
     zeroed: bool,
     exec: &CpuExecutor,
 ) -> Result<()> {
+    if exec.threads() == 1 {
+        return frames.into_iter().try_for_each(|(chunk, frame, out)| decode_tile(frame_tile(chunk, frame, block, out, zeroed)?, block));
+    }
     let mut tiles = Vec::new();
     for (chunk, frame, out) in frames {
         frame_tiles(chunk, frame, block, out, zeroed, &mut tiles)?;
