@@ -5,7 +5,7 @@
 //! outputs (the huge-page path).
 
 use codec_host::szx::{self, ErrorBound, HUGE_PAGE_MIN_BYTES};
-use codec_host::{Backend, Codec, CpuExecutor, Element, Error, Shape};
+use codec_host::{Backend, Codec, CpuExecutor, Element, Error, Shape, SzxLayout};
 
 /// A field of runs of block-sized pieces, each of a kind picked by `i`: exact `+0.0`,
 /// `-0.0`, a constant, a smooth wave, values within `1e-3` of zero of both signs,
@@ -141,4 +141,54 @@ fn truncated_and_corrupt_streams_are_errors_for_the_allocating_decoder() {
             }
         }
     }
+}
+
+/// One thread (each frame one tile, its blocks checked as they are decoded) and
+/// several (the frames cut into tiles first, by a pass over the states and sizes) give
+/// the same verdict and the same values on cut and corrupted streams of several tiles:
+/// plain (one chunk) and pipelined (several); both reject a frame longer than its
+/// blocks.
+#[test]
+fn one_thread_and_several_agree_on_corrupt_streams() {
+    let x = mixed(128 * 150 + 40, 2);
+    let one = Backend::with_executor(CpuExecutor::new(1).unwrap());
+    let three = Backend::with_executor(CpuExecutor::new(3).unwrap());
+    let plain = Codec::szx(ErrorBound::Abs(1e-3)).compress(&x, Shape::d1(x.len()), &Backend::cpu()).unwrap();
+    let piped = Codec::Szx { bound: ErrorBound::Abs(1e-3), layout: SzxLayout::Pipelined { chunk_values: 128 * 70 } }.compress(&x, Shape::d1(x.len()), &Backend::cpu()).unwrap();
+    let (mut rejected, mut decoded) = (0, 0);
+    for stream in [plain, piped] {
+        let decode = |s: &[u8], backend: &Backend| {
+            let mut out = vec![f32::from_bits(0x7fc0_5678); x.len()];
+            codec_host::decompress_into(s, &mut out, backend).map(|_| bits(&out))
+        };
+        let mut cases: Vec<Vec<u8>> = (0..stream.len()).step_by(197).map(|cut| stream[..cut].to_vec()).collect();
+        // A third of the bytes of the header, the chunk table, the states and the
+        // sizes, then a sample of the payloads.
+        for at in (0..stream.len()).filter(|&at| at < 600 && at % 3 == 0 || at % 37 == 0) {
+            for bit in [0, 5] {
+                let mut s = stream.clone();
+                s[at] ^= 1 << bit;
+                cases.push(s);
+            }
+        }
+        // The last frame one byte longer than its blocks take (its table entry and the
+        // stream grown by a byte): every block decodes, only the frame's end is wrong.
+        let header = szx::SzxHeader::read(&stream).unwrap();
+        let entry = szx::HEADER_LEN + szx::CHUNK_ENTRY_LEN * (header.chunk_count - 1);
+        let mut longer = stream.clone();
+        let len = u32::from_le_bytes(longer[entry..entry + 4].try_into().unwrap());
+        longer[entry..entry + 4].copy_from_slice(&(len + 1).to_le_bytes());
+        longer.push(0);
+        assert!(decode(&longer, &one).is_err() && decode(&longer, &three).is_err());
+        for s in &cases {
+            let (a, b) = (decode(s, &one), decode(s, &three));
+            assert_eq!(a.is_ok(), b.is_ok(), "{} bytes: one thread {:?}, three {:?}", s.len(), a.as_ref().err(), b.as_ref().err());
+            if let (Ok(a), Ok(b)) = (&a, &b) {
+                assert_eq!(a, b);
+            }
+            rejected += a.is_err() as usize;
+            decoded += a.is_ok() as usize;
+        }
+    }
+    assert!(rejected > 200 && decoded > 200, "{rejected} rejected, {decoded} decoded");
 }

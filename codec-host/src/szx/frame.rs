@@ -6,7 +6,7 @@
 use std::sync::{Mutex, PoisonError};
 
 use codec_kernels::szx::coding::{is_coded, state, SIZE_ENTRY_BYTES};
-use codec_kernels::szx::decode::{decode_block_with, GroupOps};
+use codec_kernels::szx::decode::{decode_block_padded, GroupOps};
 use codec_kernels::szx::scalar::Bits;
 use codec_kernels::szx::{encode_block, payload_len, plan_block, plan_encode_block, BlockError, BlockPlan, SzxFloat, Tolerance};
 
@@ -153,8 +153,11 @@ struct DecodeTile<'a, T> {
     states: &'a [u8],
     /// The size-table entries from the tile's first coded block on.
     sizes: &'a [u8],
-    /// The tile's payloads, back to back.
+    /// The tile's payloads, back to back, then the rest of the frame (read past a
+    /// payload's end as padding, see `decode_block_padded`).
     payloads: &'a [u8],
+    /// Bytes of the tile's own payloads.
+    payload_len: usize,
     out: &'a mut [T],
     /// `out` holds `+0.0` already: zero blocks are left as they are.
     zeroed: bool,
@@ -178,14 +181,30 @@ fn corrupt(chunk: usize, block: usize, e: BlockError) -> Error {
     Error::Corrupt(format!("SZx chunk {chunk}, block {block}: {e:?}"))
 }
 
-/// Cuts the frame of chunk `chunk` (whose values are `out`) into decode tiles, checking
-/// every state byte and that the blocks fill the frame exactly.
-fn frame_tiles<'a, T: Element>(chunk: usize, frame: &'a [u8], block: usize, out: &'a mut [T], zeroed: bool, tiles: &mut Vec<DecodeTile<'a, T>>) -> Result<()> {
-    let blocks = out.len().div_ceil(block);
+/// The block states and the size table of a frame of `blocks` blocks, and where its
+/// payloads start.
+fn frame_head(chunk: usize, frame: &[u8], blocks: usize) -> Result<(&[u8], &[u8], usize)> {
     let states = frame.get(..blocks).ok_or_else(|| Error::Corrupt(format!("SZx chunk {chunk}: shorter than its block states")))?;
     let coded = states.iter().filter(|&&s| is_coded(s)).count();
     let payload_at = blocks + coded * SIZE_ENTRY_BYTES;
     let sizes = frame.get(blocks..payload_at).ok_or_else(|| Error::Corrupt(format!("SZx chunk {chunk}: shorter than its size table")))?;
+    Ok((states, sizes, payload_at))
+}
+
+/// The frame of chunk `chunk` (whose values are `out`) as one tile, for one thread:
+/// no pass over its blocks first, the decoder checks every state byte, and that the
+/// blocks fill the frame exactly, as it goes.
+fn frame_tile<'a, T: Element>(chunk: usize, frame: &'a [u8], block: usize, out: &'a mut [T], zeroed: bool) -> Result<DecodeTile<'a, T>> {
+    let (states, sizes, payload_at) = frame_head(chunk, frame, out.len().div_ceil(block))?;
+    Ok(DecodeTile { chunk, first_block: 0, states, sizes, payloads: &frame[payload_at..], payload_len: frame.len() - payload_at, out, zeroed })
+}
+
+/// Cuts the frame of chunk `chunk` (whose values are `out`) into decode tiles for
+/// several threads, checking every state byte and that the blocks fill the frame
+/// exactly.
+fn frame_tiles<'a, T: Element>(chunk: usize, frame: &'a [u8], block: usize, out: &'a mut [T], zeroed: bool, tiles: &mut Vec<DecodeTile<'a, T>>) -> Result<()> {
+    let blocks = out.len().div_ceil(block);
+    let (states, sizes, payload_at) = frame_head(chunk, frame, blocks)?;
     let (mut rank, mut pos) = (0usize, payload_at);
     let mut outs = out.chunks_mut(block * TILE_BLOCKS);
     for t in 0..blocks.div_ceil(TILE_BLOCKS) {
@@ -199,8 +218,11 @@ fn frame_tiles<'a, T: Element>(chunk: usize, frame: &'a [u8], block: usize, out:
                 pos += block_len::<T>(s, x.len(), sizes, &mut rank).map_err(|e| corrupt(chunk, first + j, e))?;
             }
         }
-        let payloads = frame.get(start..pos).ok_or_else(|| Error::Corrupt(format!("SZx chunk {chunk}: blocks run past the chunk's end")))?;
-        tiles.push(DecodeTile { chunk, first_block: first, states: tile_states, sizes: &sizes[tile_rank * SIZE_ENTRY_BYTES..], payloads, out: tile_out, zeroed });
+        if pos > frame.len() {
+            return Err(Error::Corrupt(format!("SZx chunk {chunk}: blocks run past the chunk's end")));
+        }
+        let (payloads, payload_len) = (&frame[start..], pos - start);
+        tiles.push(DecodeTile { chunk, first_block: first, states: tile_states, sizes: &sizes[tile_rank * SIZE_ENTRY_BYTES..], payloads, payload_len, out: tile_out, zeroed });
     }
     if pos != frame.len() {
         return Err(Error::Corrupt(format!("SZx chunk {chunk}: blocks take {pos} bytes of {}", frame.len())));
@@ -217,6 +239,7 @@ multiversion! {
 fn decode_tile_body<T: Element>(tile: DecodeTile<'_, T>, block: usize, ops: impl GroupOps) -> Result<()> {
     let (mut rank, mut pos) = (0usize, 0usize);
     let (states, out) = (tile.states, tile.out);
+    let payloads = &tile.payloads[..tile.payload_len];
     let n = out.len();
     let mut j = 0;
     while let Some(&s) = states.get(j) {
@@ -236,11 +259,11 @@ fn decode_tile_body<T: Element>(tile: DecodeTile<'_, T>, block: usize, ops: impl
         // masks): one fill each. No size entry; the payload is the value.
         if s == state::CONST {
             let w = <T as SzxFloat>::BYTES;
-            let value = tile.payloads.get(pos..pos + w).ok_or_else(|| fail(BlockError::BadLength))?;
+            let value = payloads.get(pos..pos + w).ok_or_else(|| fail(BlockError::BadLength))?;
             let run = 1 + states[j + 1..]
                 .iter()
                 .enumerate()
-                .take_while(|&(k, &s)| s == state::CONST && tile.payloads.get(pos + (k + 1) * w..pos + (k + 2) * w) == Some(value))
+                .take_while(|&(k, &s)| s == state::CONST && payloads.get(pos + (k + 1) * w..pos + (k + 2) * w) == Some(value))
                 .count();
             let v = <T as SzxFloat>::from_bits(<<T as SzxFloat>::Bits as Bits>::load_le(value));
             out[at..(at + run * block).min(n)].fill(v);
@@ -250,22 +273,32 @@ fn decode_tile_body<T: Element>(tile: DecodeTile<'_, T>, block: usize, ops: impl
         }
         let x = &mut out[at..(at + block).min(n)];
         let len = block_len::<T>(s, x.len(), tile.sizes, &mut rank).map_err(fail)?;
-        let payload = tile.payloads.get(pos..pos + len).ok_or_else(|| fail(BlockError::BadLength))?;
-        decode_block_with(s, payload, x, ops).map_err(fail)?;
+        if pos + len > payloads.len() {
+            return Err(fail(BlockError::BadLength));
+        }
+        decode_block_padded(s, &tile.payloads[pos..], len, x, ops).map_err(fail)?;
         pos += len;
         j += 1;
+    }
+    if pos != payloads.len() {
+        return Err(Error::Corrupt(format!("SZx chunk {}: blocks from {} take {pos} payload bytes of {}", tile.chunk, tile.first_block, payloads.len())));
     }
     Ok(())
 }
 
 /// Decodes frames: each item is (chunk index, frame bytes, the chunk's values). With
-/// `zeroed`, the values hold `+0.0` already and zero blocks are not written.
+/// `zeroed`, the values hold `+0.0` already and zero blocks are not written. On one
+/// thread each frame is one tile, checked as it is decoded; on several, the frames are
+/// cut into tiles first (a pass over the block states and sizes), decoded in parallel.
 pub(super) fn read_frames<'a, T: Element>(
     frames: impl IntoIterator<Item = (usize, &'a [u8], &'a mut [T])>,
     block: usize,
     zeroed: bool,
     exec: &CpuExecutor,
 ) -> Result<()> {
+    if exec.threads() == 1 {
+        return frames.into_iter().try_for_each(|(chunk, frame, out)| decode_tile(frame_tile(chunk, frame, block, out, zeroed)?, block));
+    }
     let mut tiles = Vec::new();
     for (chunk, frame, out) in frames {
         frame_tiles(chunk, frame, block, out, zeroed, &mut tiles)?;

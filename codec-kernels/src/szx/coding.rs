@@ -264,7 +264,7 @@ impl<T: SzxFloat> Coding<T> {
 
     /// The coding a parsed coded state describes, with its reference (offset coding)
     /// or the exponent of its unit (fixed-point coding, `|delta_exp| < BIAS`).
-    #[inline]
+    #[inline(always)]
     pub fn from_kind(kind: BlockKind, reference: T, delta_exp: i32) -> Option<Self> {
         match kind {
             BlockKind::Coded { offset, mant_bits } => Some(Self::new(offset, mant_bits, reference)),

@@ -1,7 +1,9 @@
 //! The decoder: one block's values from its state byte and payload.
 //!
-//! Every length and code is checked before the values are rebuilt, so no bytes, however
-//! corrupt, make the decoder read outside the payload or panic.
+//! Every length and code is checked, a coded block's group by group as its values are
+//! rebuilt (a block that fails may leave the values of its first groups written), so
+//! no bytes, however corrupt, make the decoder read outside the payload or panic, and
+//! a block is decoded exactly when [`check_block`] accepts it.
 
 use super::coding::{codes_len, mode, BlockKind, Coding, GROUP};
 use super::scalar::{Bits, SzxFloat};
@@ -52,7 +54,8 @@ pub trait GroupOps: Copy {
     /// For every value `i`: `src[k - 1]`, or `prev` where `k = 0`, `k` being value
     /// `i`'s entry of `counts` (the last stored byte or residual up to it).
     fn pick(self, src: &[u8; GROUP], prev: u8, counts: &Counts) -> [u8; GROUP];
-    /// The [`GROUP`] fields of `r` bits (1 to 7) packed least significant first in `src`.
+    /// The [`GROUP`] fields of `r` bits (0 to 7; none: all zero) packed least
+    /// significant first in `src`.
     fn unpack(self, src: &[u8; GROUP], r: u32) -> [u8; GROUP];
 }
 
@@ -93,6 +96,17 @@ fn count_at(counts: &Counts, i: usize) -> usize {
 /// [`decode_block`] with the group steps of `ops` (the same values whichever).
 #[inline(always)]
 pub fn decode_block_with<T: SzxFloat, G: GroupOps>(state: u8, payload: &[u8], out: &mut [T], ops: G) -> Result<(), BlockError> {
+    decode_block_padded(state, payload, payload.len(), out, ops)
+}
+
+/// [`decode_block_with`] for the payload `bytes[..len]`, followed in memory by bytes that
+/// are not its own (the next blocks' payloads, say): the decoder reads its windows of
+/// [`GROUP`] bytes across the payload's end from there, where it would otherwise copy
+/// them, and their values never reach the output (the checks bound every byte the
+/// values use to the payload). The same values and errors as on `bytes[..len]` alone.
+#[inline(always)]
+pub fn decode_block_padded<T: SzxFloat, G: GroupOps>(state: u8, bytes: &[u8], len: usize, out: &mut [T], ops: G) -> Result<(), BlockError> {
+    let payload = bytes.get(..len).ok_or(BlockError::BadLength)?;
     let kind = checked_kind::<T>(state, payload, out.len())?;
     match kind {
         BlockKind::Zero => out.fill(T::ZERO),
@@ -103,21 +117,26 @@ pub fn decode_block_with<T: SzxFloat, G: GroupOps>(state: u8, payload: &[u8], ou
             }
         }
         BlockKind::Coded { .. } | BlockKind::Quantized { .. } => {
-            let (c, codes, body) = checked_sections::<T>(kind, payload, out.len())?;
-            // A short body (a block of mostly repeats) is read from a zero-padded copy,
-            // so that no word load runs past its end.
+            let (c, codes, body) = coded_sections::<T>(kind, payload, out.len())?;
+            let (body_at, body_len) = (len - body.len(), body.len());
+            // The groups are read with their padding (`bytes` past the payload) when
+            // that holds a whole window past their end; a short body without it is
+            // read from a zero-padded copy (a block of mostly repeats), so that no
+            // window or word load runs past its end.
             let mut padded = [0u8; SHORT_BODY + GROUP + 8];
-            let body = if body.len() <= SHORT_BODY {
-                padded[..body.len()].copy_from_slice(body);
+            let body = if bytes.len() - len >= GROUP + 8 {
+                &bytes[body_at..]
+            } else if body_len <= SHORT_BODY {
+                padded[..body_len].copy_from_slice(body);
                 &padded[..]
             } else {
                 body
             };
-            match c.mode {
-                mode::OFFSET => decode_coded::<T, G, { mode::OFFSET }>(&c, codes, body, out, ops),
-                mode::QUANT => decode_coded::<T, G, { mode::QUANT }>(&c, codes, body, out, ops),
-                _ => decode_coded::<T, G, { mode::DIRECT }>(&c, codes, body, out, ops),
-            }
+            return match c.mode {
+                mode::OFFSET => decode_coded::<T, G, { mode::OFFSET }>(&c, codes, body, body_len, out, ops),
+                mode::QUANT => decode_coded::<T, G, { mode::QUANT }>(&c, codes, body, body_len, out, ops),
+                _ => decode_coded::<T, G, { mode::DIRECT }>(&c, codes, body, body_len, out, ops),
+            };
         }
     }
     Ok(())
@@ -128,7 +147,10 @@ pub fn decode_block_with<T: SzxFloat, G: GroupOps>(state: u8, payload: &[u8], ou
 #[inline(always)]
 pub fn check_block<T: SzxFloat>(state: u8, payload: &[u8], n: usize) -> Result<(), BlockError> {
     match checked_kind::<T>(state, payload, n)? {
-        kind @ (BlockKind::Coded { .. } | BlockKind::Quantized { .. }) => checked_sections::<T>(kind, payload, n).map(|_| ()),
+        kind @ (BlockKind::Coded { .. } | BlockKind::Quantized { .. }) => {
+            let (c, codes, body) = coded_sections::<T>(kind, payload, n)?;
+            for_each_group(&c, n, codes, body, body.len(), |_, _| {})
+        }
         _ => Ok(()),
     }
 }
@@ -146,9 +168,11 @@ fn checked_kind<T: SzxFloat>(state: u8, payload: &[u8], n: usize) -> Result<Bloc
 /// A coded block's coding, its codes and its groups.
 type Sections<'p, T> = (Coding<T>, &'p [u8], &'p [u8]);
 
-/// A coded block's sections, every one checked.
+/// A coded block's sections: its coding (its unit's exponent checked) and where its
+/// codes and groups lie in the payload (the groups are checked as they are walked,
+/// [`for_each_group`]).
 #[inline(always)]
-fn checked_sections<T: SzxFloat>(kind: BlockKind, payload: &[u8], n: usize) -> Result<Sections<'_, T>, BlockError> {
+fn coded_sections<T: SzxFloat>(kind: BlockKind, payload: &[u8], n: usize) -> Result<Sections<'_, T>, BlockError> {
     let (reference, delta_exp) = match kind {
         BlockKind::Coded { offset: true, .. } if payload.len() >= T::BYTES => (T::from_bits(T::Bits::load_le(payload)), 0),
         BlockKind::Quantized { .. } if payload.len() >= 2 => (T::ZERO, i16::from_le_bytes([payload[0], payload[1]]) as i32),
@@ -162,15 +186,33 @@ fn checked_sections<T: SzxFloat>(kind: BlockKind, payload: &[u8], n: usize) -> R
         return Err(BlockError::BadLength);
     }
     let (codes, body) = payload[c.reference_len()..].split_at(codes_len(n));
-    check_sections(&c, n, codes, body)?;
     Ok((c, codes, body))
 }
 
-/// Checks that every code is at most the coding's cap, that the groups the codes
-/// describe fill `body` exactly, and that the padding bits of the codes and of every
-/// group's residuals are zero.
+/// Where one group of a coded block lies in the block's body, from its codes.
+#[derive(Clone, Copy, Debug)]
+struct GroupAt {
+    /// The group's code bytes, little-endian (zero past the block's codes).
+    words: [u64; 2],
+    /// Values in the group.
+    len: usize,
+    /// Where its whole bytes start in the body, and how many there are.
+    mid_at: usize,
+    mids: usize,
+    /// How many values store their residual bits (all but the repeats); the residuals
+    /// start at `mid_at + mids`.
+    resis: usize,
+}
+
+/// Walks the groups of a coded block of `n` values with coding `c`, code section
+/// `codes` and a body of `body_len` bytes (`body` holds them, maybe followed by
+/// padding), calling `f` with each group's index and place once that group is checked;
+/// fails as soon as a check fails. The checks: every code at most the coding's cap,
+/// the groups the codes describe filling the body exactly, and the padding bits of the
+/// codes and of every group's residuals zero. Every byte `f` is told of lies in the
+/// body.
 #[inline(always)]
-fn check_sections<T: SzxFloat>(c: &Coding<T>, n: usize, codes: &[u8], body: &[u8]) -> Result<(), BlockError> {
+fn for_each_group<T: SzxFloat>(c: &Coding<T>, n: usize, codes: &[u8], body: &[u8], body_len: usize, mut f: impl FnMut(usize, &GroupAt)) -> Result<(), BlockError> {
     const LOW: u64 = 0x5555_5555_5555_5555;
     let tail_codes = n % 4;
     let pad_mask = if tail_codes == 0 { 0 } else { 0xffu8 << (2 * tail_codes) };
@@ -181,14 +223,15 @@ fn check_sections<T: SzxFloat>(c: &Coding<T>, n: usize, codes: &[u8], body: &[u8
     // Whole bytes a code of 1, 2, 3 saves; which code is the repeat code (none: 4).
     let saved = [1.min(q), 2.min(q), 3.min(q)];
     let repeat = if c.max_lead() as usize > q { q + 1 } else { 4 };
-    let mut over_cap = 0u64;
     let mut pos = 0usize;
-    for (g, codes) in codes.chunks(GROUP / 4).enumerate() {
+    for g in 0..n.div_ceil(GROUP) {
         let len = (n - g * GROUP).min(GROUP);
-        // Counts of the codes 1, 2 and 3, eight bytes (32 codes) at a time.
+        let group_codes = codes.get(g * (GROUP / 4)..).unwrap_or_default();
+        let words = [load_le_u64(group_codes, 0), load_le_u64(group_codes, 8)];
+        // Counts of the codes 1, 2 and 3 (the padding codes are zeros).
         let mut count = [0usize; 3];
-        for at in (0..codes.len()).step_by(8) {
-            let w = load_le_u64(codes, at);
+        let mut over_cap = 0u64;
+        for w in words {
             let (hi, lo) = ((w >> 1) & LOW, w & LOW);
             count[0] += (lo & !hi).count_ones() as usize;
             count[1] += (hi & !lo).count_ones() as usize;
@@ -199,27 +242,35 @@ fn check_sections<T: SzxFloat>(c: &Coding<T>, n: usize, codes: &[u8], body: &[u8
                 _ => 0,
             };
         }
-        let mid = len * q - (0..3).map(|i| saved[i] * count[i]).sum::<usize>();
-        let resi_bits = (len - count.get(repeat.wrapping_sub(1)).copied().unwrap_or(0)) * r;
-        pos += mid + resi_bits.div_ceil(8);
-        if !resi_bits.is_multiple_of(8) && body.get(pos - 1).is_some_and(|&b| b >> (resi_bits % 8) != 0) {
+        let mids = len * q - (0..3).map(|i| saved[i] * count[i]).sum::<usize>();
+        let resis = len - count.get(repeat.wrapping_sub(1)).copied().unwrap_or(0);
+        let resi_bits = resis * r;
+        let end = pos + mids + resi_bits.div_ceil(8);
+        if over_cap != 0 || end > body_len || (!resi_bits.is_multiple_of(8) && body.get(end - 1).is_some_and(|&b| b >> (resi_bits % 8) != 0)) {
             return Err(BlockError::BadCodes);
         }
+        f(g, &GroupAt { words, len, mid_at: pos, mids, resis });
+        pos = end;
     }
-    if over_cap != 0 || pos != body.len() {
+    if pos != body_len {
         return Err(BlockError::BadCodes);
     }
     Ok(())
 }
 
-/// Rebuilds the values of a coded block whose sections were checked. Per group: the
-/// whole bytes (with one whole byte, the common case of fixed-point blocks, a byte
-/// look-up per value at the running count of stored ones; else a scalar pass, each
-/// value's depending on the previous one), the residuals (unpacked at fixed positions,
-/// then looked up the same way if the group holds a repeat code), then the patterns and
-/// values (vector code over the whole group).
+/// Rebuilds the values of a coded block (`body`: its `body_len` bytes of groups, then
+/// any padding), checking each group as it goes ([`for_each_group`]: a block that fails
+/// leaves the values of the groups before it written). Per group: the whole bytes (with
+/// one whole byte, the common case of fixed-point blocks, a byte look-up per value at
+/// the running count of stored ones; else a scalar pass, each value's depending on the
+/// previous one), the residuals (unpacked at fixed positions, then looked up the same
+/// way if the group holds a repeat code), then the patterns and values (vector code
+/// over the whole group). What carries over to the next group (where it starts, the
+/// last byte and residual stored) is counted from the codes and read from the payload
+/// by scalar code, not taken out of the vector results: that would wait for their
+/// stores to reach memory.
 #[inline(always)]
-fn decode_coded<T: SzxFloat, G: GroupOps, const M: u8>(c: &Coding<T>, codes: &[u8], body: &[u8], out: &mut [T], ops: G) {
+fn decode_coded<T: SzxFloat, G: GroupOps, const M: u8>(c: &Coding<T>, codes: &[u8], body: &[u8], body_len: usize, out: &mut [T], ops: G) -> Result<(), BlockError> {
     let width = T::Bits::BITS;
     let (q, r) = (c.req_bytes, c.resi_bits);
     // Per code: the whole bytes stored (the low ones of the whole-byte integer `u`) and
@@ -233,53 +284,53 @@ fn decode_coded<T: SzxFloat, G: GroupOps, const M: u8>(c: &Coding<T>, codes: &[u
     let repeat = if c.max_lead() > q { q as u8 + 1 } else { 4 };
     let whole_shift = width - 8 * q;
     let resi_shift = width - c.keep_bits();
-    let mut pos = 0usize;
     let (mut prev_u, mut prev_res) = (T::Bits::ZERO, 0u8);
-    let mut u = [T::Bits::ZERO; GROUP];
-    let mut res = [0u8; GROUP];
-    let mut lead = [0u8; GROUP];
     let mut spare = [0u8; GROUP];
-    // Value i's position among the group (1 to 64), eight bytes per word.
-    let positions: Counts = core::array::from_fn(|w| u64::from_le_bytes(core::array::from_fn(|i| (8 * w + i + 1) as u8)));
-    for (outs, codes) in out.chunks_mut(GROUP).zip(codes.chunks(GROUP / 4)) {
-        unpack_codes(codes, &mut lead);
-        let m = outs.len();
-        if q == 1 {
+    let n = out.len();
+    // The per-group arrays are made afresh in each group (none carries over), so that
+    // they can live in vector registers.
+    for_each_group(c, n, codes, body, body_len, |g, at| {
+        let m = at.len;
+        let lead = unpack_codes(at.words);
+        let u: [T::Bits; GROUP] = if q == 1 {
             // One whole byte: value i's is the last one stored up to it (code 0), the
             // one at the running count of code-0 values.
-            let stored = ops.running_count(&lead, 0);
-            let bytes = ops.pick(window(body, pos, &mut spare), prev_u.low_u32() as u8, &stored);
-            for (u, &b) in u.iter_mut().zip(&bytes) {
-                *u = T::Bits::from_u32(b as u32);
+            let src = window(body, at.mid_at, &mut spare);
+            let bytes = ops.pick(src, prev_u.low_u32() as u8, &ops.running_count(&lead, 0));
+            if at.mids > 0 {
+                prev_u = T::Bits::from_u32(src[(at.mids - 1) % GROUP] as u32);
             }
-            prev_u = u[m - 1];
-            pos += count_at(&stored, m - 1);
+            core::array::from_fn(|i| T::Bits::from_u32(bytes[i] as u32))
         } else {
+            let mut u = [T::Bits::ZERO; GROUP];
+            let mut pos = at.mid_at;
             for (u, &l) in u[..m].iter_mut().zip(&lead) {
                 let l = l as usize & 3;
                 prev_u = (prev_u & !fresh[l]) | (get_mid::<T>(body, pos) & fresh[l]);
                 *u = prev_u;
                 pos += advance[l];
             }
-        }
-        if r > 0 {
-            // The residuals stored (every code but the repeat code), unpacked at fixed
-            // positions; a repeat takes the last one stored before it, the one at the
-            // running count of the others.
-            let packed = ops.unpack(window(body, pos, &mut spare), r);
+            u
+        };
+        // The residuals stored (every code but the repeat code), unpacked at fixed
+        // positions (none without residual bits, `r = 0`: all zero); a repeat takes
+        // the last one stored before it, the one at the running count of the others.
+        let src = window(body, at.mid_at + at.mids, &mut spare);
+        let packed = ops.unpack(src, r);
+        let res = if at.resis == m {
+            packed
+        } else {
+            // Value i's position among the group (1 to 64) less the repeats up to it.
+            // No byte borrows: at most i + 1 of the first i + 1 codes repeat.
             let repeats = ops.running_count(&lead, repeat);
-            let stored = m - count_at(&repeats, m - 1);
-            if stored == m {
-                res = packed;
-            } else {
-                // No byte borrows: at most i + 1 of the first i + 1 codes repeat.
-                let others: Counts = core::array::from_fn(|w| positions[w] - repeats[w]);
-                res = ops.pick(&packed, prev_res, &others);
-            }
-            prev_res = res[m - 1];
-            pos += (stored * r as usize).div_ceil(8);
+            let others: Counts = core::array::from_fn(|w| u64::from_le_bytes(core::array::from_fn(|i| (8 * w + i + 1) as u8)) - repeats[w]);
+            ops.pick(&packed, prev_res, &others)
+        };
+        if at.resis > 0 {
+            prev_res = field(src, at.resis - 1, r);
         }
         let value = |(&u, &res): (&T::Bits, &u8)| c.reconstruct::<M>(u << whole_shift | T::Bits::from_u32(res as u32) << resi_shift);
+        let outs = &mut out[g * GROUP..(g * GROUP + m).min(n)];
         match <&mut [T; GROUP]>::try_from(&mut *outs) {
             Ok(full) => {
                 for (o, ur) in full.iter_mut().zip(u.iter().zip(&res)) {
@@ -292,7 +343,17 @@ fn decode_coded<T: SzxFloat, G: GroupOps, const M: u8>(c: &Coding<T>, codes: &[u
                 }
             }
         }
-    }
+    })
+}
+
+/// Field `i` (at most 63) of the `r`-bit fields (0 to 7) packed least significant first
+/// in `src`.
+#[inline(always)]
+fn field(src: &[u8; GROUP], i: usize, r: u32) -> u8 {
+    let bit = i * r as usize;
+    let at = (bit / 8) % (GROUP - 1);
+    let pair = u16::from_le_bytes([src[at], src[at + 1]]);
+    ((pair >> (bit % 8)) & ((1u16 << r) - 1)) as u8
 }
 
 /// For each value of a group, how many of the codes up to and including its own equal
@@ -332,23 +393,10 @@ fn window<'a>(b: &'a [u8], at: usize, spare: &'a mut [u8; GROUP]) -> &'a [u8; GR
     spare
 }
 
-/// The 2-bit codes of one group (missing bytes read as zero).
+/// The 2-bit codes of one group from its code bytes (`words`, little-endian).
 #[inline(always)]
-fn unpack_codes(codes: &[u8], lead: &mut [u8; GROUP]) {
-    let bytes = match <[u8; GROUP / 4]>::try_from(codes) {
-        Ok(full) => full,
-        Err(_) => {
-            let mut bytes = [0u8; GROUP / 4];
-            let n = codes.len().min(GROUP / 4);
-            bytes[..n].copy_from_slice(&codes[..n]);
-            bytes
-        }
-    };
-    for j in 0..GROUP / 4 {
-        for i in 0..4 {
-            lead[4 * j + i] = (bytes[j] >> (2 * i)) & 3;
-        }
-    }
+fn unpack_codes(words: [u64; 2]) -> [u8; GROUP] {
+    core::array::from_fn(|i| (words[i / 32] >> (2 * (i % 32))) as u8 & 3)
 }
 
 /// The `W` bytes at `pos` read least significant first, zero past the payload's end
@@ -539,5 +587,58 @@ mod tests {
                 assert_eq!(check_block::<f32>(state, out, 100).is_ok(), decode_block(state, out, &mut back).is_ok(), "state {state:#x}");
             }
         }
+    }
+
+    /// A payload decoded with bytes after it (garbage, or too few for a window) gives
+    /// the values and the verdict of the payload alone, on random blocks of every
+    /// coding and length, clean, cut and with flipped bits.
+    #[test]
+    fn padded_payloads_decode_as_the_payload_alone() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let (mut coded, mut rejected) = (0, 0);
+        for round in 0..3000 {
+            let n = [1usize, 3, 63, 64, 65, 127, 128, 200, 256][round % 9];
+            let plateau = (next() % 8) as f32 * 0.125;
+            let x: [f32; 256] = core::array::from_fn(|i| match (round / 9 + i / 16) % 4 {
+                0 => 0.0,
+                1 => plateau,
+                2 => ((next() % 2001) as f32 - 1000.0) * 1e-3,
+                _ => (i as f32 * 0.05).sin() + plateau,
+            });
+            let e = [0.0f32, 1e-4, 1e-3, 1e-2, 0.3][(round / 3) % 5];
+            let plan = plan_block(&x[..n], &Tolerance::new(e));
+            let mut buf = [0u8; 4 * 256 + 16];
+            let size = plan.size as usize;
+            assert!(encode_block(&x[..n], &plan, &mut buf[..size]));
+            coded += (plan.state & 0xc0 != 0) as usize;
+            // Every fourth round a bit flipped, every fifth the payload cut short.
+            if round % 4 == 1 && size > 0 {
+                buf[(next() as usize) % size] ^= 1 << (next() % 8);
+            }
+            let len = if round % 5 == 2 { size - (next() as usize % (size + 1)) } else { size };
+            let mut alone = [9f32; 256];
+            let want = decode_block(plan.state, &buf[..len], &mut alone[..n]);
+            rejected += want.is_err() as usize;
+            for pad in [0usize, 5, GROUP + 7, GROUP + 8, 300] {
+                let mut bytes = [0u8; 4 * 256 + 16 + 300];
+                bytes[..len].copy_from_slice(&buf[..len]);
+                for b in &mut bytes[len..len + pad] {
+                    *b = next() as u8;
+                }
+                let mut padded = [9f32; 256];
+                let got = decode_block_padded(plan.state, &bytes[..len + pad], len, &mut padded[..n], ScalarOps);
+                assert_eq!(got, want, "round {round}, {pad} bytes of padding");
+                if want.is_ok() {
+                    assert_eq!(padded.map(f32::to_bits)[..n], alone.map(f32::to_bits)[..n], "round {round}, {pad} bytes of padding");
+                }
+            }
+        }
+        assert!(coded > 2000 && rejected > 300 && rejected < 2000, "{coded} coded blocks, {rejected} rejected");
     }
 }
