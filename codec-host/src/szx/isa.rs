@@ -175,6 +175,17 @@ mod tests {
     use super::*;
     use codec_kernels::szx::decode::ScalarOps;
 
+    /// A fixed xorshift64 stream: the tests' random inputs, the same on every run.
+    fn xorshift() -> impl FnMut() -> u64 {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        }
+    }
+
     /// The AVX-512 VBMI group steps give the portable ones' bytes, on random windows,
     /// previous bytes, running counts (0 to 64) and field widths (0 to 7).
     #[test]
@@ -185,13 +196,7 @@ mod tests {
         }
         // SAFETY: the CPU has AVX-512 VBMI (checked above).
         let vbmi = unsafe { VbmiOps::new() };
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift();
         for round in 0..4000 {
             let src: [u8; GROUP] = std::array::from_fn(|_| next() as u8);
             let prev = next() as u8;
@@ -231,13 +236,7 @@ mod tests {
         }
         // SAFETY: the CPU has AVX-512 VBMI (checked above).
         let vbmi = unsafe { VbmiOps::new() };
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift();
         let mut fixed_point = 0;
         for round in 0..3000 {
             let n = [1usize, 5, 63, 64, 65, 128, 129, 256][round % 8];
