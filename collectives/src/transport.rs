@@ -252,7 +252,7 @@ impl Pending {
         checked(unsafe { ffi::MPI_Test(&mut self.req, &mut flag, status.as_mut_ptr()) }, "MPI_Test");
         if flag != 0 {
             // SAFETY: a completed test fills the status.
-            self.received = Some(self.completed_len(unsafe { status.assume_init_ref() }));
+            self.complete(self.req, unsafe { status.assume_init_ref() });
         }
         flag != 0
     }
@@ -265,7 +265,7 @@ impl Pending {
             // SAFETY: as for `test`.
             checked(unsafe { ffi::MPI_Wait(&mut self.req, status.as_mut_ptr()) }, "MPI_Wait");
             // SAFETY: a successful wait fills the status.
-            self.received = Some(self.completed_len(unsafe { status.assume_init_ref() }));
+            self.complete(self.req, unsafe { status.assume_init_ref() });
         }
     }
 
@@ -274,14 +274,11 @@ impl Pending {
         self.req == null_request()
     }
 
-    /// Bytes received, from the status of the completed request (0 for a send, whose
-    /// status carries no count).
-    fn completed_len(&self, status: &ffi::MPI_Status) -> usize {
-        if self.what.0 {
-            received_len(status)
-        } else {
-            0
-        }
+    /// Records the completion of the request, `req` now being its null handle, from its
+    /// status: the bytes received (0 for a send, whose status carries no count).
+    fn complete(&mut self, req: ffi::MPI_Request, status: &ffi::MPI_Status) {
+        self.req = req;
+        self.received = Some(if self.what.0 { received_len(status) } else { 0 });
     }
 
     fn describe(&self) -> String {
@@ -332,7 +329,7 @@ impl Drop for Pending {
     }
 }
 
-/// Tests every request once (lets MPI progress them).
+/// Tests every request at once (lets MPI progress them).
 pub(crate) fn test_all(reqs: &mut [Pending]) {
     if reqs.iter().all(Pending::done) {
         return;
@@ -352,9 +349,8 @@ pub(crate) fn test_all(reqs: &mut [Pending]) {
     }
     for (k, &i) in indices.iter().take(outcount.max(0) as usize).enumerate() {
         let i = i as usize;
-        reqs[i].req = raw[i];
         // SAFETY: Testsome filled the status of each completed request, in order.
-        reqs[i].received = Some(reqs[i].completed_len(unsafe { statuses[k].assume_init_ref() }));
+        reqs[i].complete(raw[i], unsafe { statuses[k].assume_init_ref() });
     }
 }
 
@@ -379,9 +375,8 @@ pub(crate) fn wait_any(reqs: &mut [Pending]) -> Option<usize> {
         return None;
     }
     let i = index as usize;
-    reqs[i].req = raw[i];
     // SAFETY: Waitany filled the status of the completed request.
-    reqs[i].received = Some(reqs[i].completed_len(unsafe { status.assume_init_ref() }));
+    reqs[i].complete(raw[i], unsafe { status.assume_init_ref() });
     Some(i)
 }
 
