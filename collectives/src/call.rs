@@ -523,9 +523,7 @@ impl Call {
         }
         let scratch = scratch.as_deref_mut().expect("made above");
         if self.decode_at(peer, bytes, want, scratch, 0..n) {
-            if let Err(e) = scratch.view(0..n, |decoded| work.reduce(self.backend, op, range, decoded)) {
-                self.fail(e.into());
-            }
+            self.reduce_into(work, range, op, scratch, 0..n);
         }
     }
 
@@ -543,9 +541,15 @@ impl Call {
         addend: &W,
     ) {
         if self.decode_at(peer, bytes, want, work, range.clone()) {
-            if let Err(e) = addend.view(range.clone(), |x| work.reduce(self.backend, op, range, x)) {
-                self.fail(e.into());
-            }
+            self.reduce_into(work, range.clone(), op, addend, range);
+        }
+    }
+
+    /// `work[range] = work[range] op src[from]` with the backend's reduction kernel (a
+    /// failure is recorded).
+    fn reduce_into<T: Value, W: Place<T> + ?Sized>(&mut self, work: &mut W, range: Range<usize>, op: ReduceOp, src: &W, from: Range<usize>) {
+        if let Err(e) = src.view(from, |x| work.reduce(self.backend, op, range, x)) {
+            self.fail(e.into());
         }
     }
 
