@@ -132,26 +132,28 @@ pub(crate) fn allreduce<C: CommHandle, T: Value, W: Place<T> + ?Sized>(
     };
     let input = send.unwrap_or(&*buf);
     let (mut call, algorithm) = start(c, setup, input, 0..input.len())?;
-    // The ring algorithms read a separate input where it is; the others reduce in `buf`.
-    let reads_input = matches!(algorithm, Algorithm::CColl | Algorithm::Ring | Algorithm::CprP2p | Algorithm::CompressedDomain);
+    let p = c.size;
+    // The ring algorithms read a separate input where it is; the others, and every
+    // algorithm on one rank (whose result is its input), work in `buf`.
+    let reads_input = p > 1 && matches!(algorithm, Algorithm::CColl | Algorithm::Ring | Algorithm::CprP2p | Algorithm::CompressedDomain);
     if let (Some(s), true) = (send, algorithm.compresses() && !reads_input) {
         call.copy(buf, 0..n, s, 0..n);
     }
-    let p = c.size;
+    let src = send.filter(|_| reads_input);
     let blocks = Blocks::even(n, p);
     let k = match algorithm {
         Algorithm::CColl => {
-            ring::reduce_scatter(&mut call, buf, send, &blocks, op, StepStyle::Pipelined);
+            ring::reduce_scatter(&mut call, buf, src, &blocks, op, StepStyle::Pipelined);
             ring::allgather(&mut call, buf, &blocks, GatherStyle::Pipelined, false);
             compressions_per_value(CollOp::Allreduce, algorithm, p)
         }
         Algorithm::Ring => {
-            ring::reduce_scatter(&mut call, buf, send, &blocks, op, StepStyle::Whole);
+            ring::reduce_scatter(&mut call, buf, src, &blocks, op, StepStyle::Whole);
             ring::allgather(&mut call, buf, &blocks, GatherStyle::Bounded, false);
             compressions_per_value(CollOp::Allreduce, algorithm, p)
         }
         Algorithm::CprP2p => {
-            ring::reduce_scatter(&mut call, buf, send, &blocks, op, StepStyle::Blocking);
+            ring::reduce_scatter(&mut call, buf, src, &blocks, op, StepStyle::Blocking);
             ring::allgather(&mut call, buf, &blocks, GatherStyle::Recompress, true);
             compressions_per_value(CollOp::Allreduce, algorithm, p)
         }
@@ -160,7 +162,7 @@ pub(crate) fn allreduce<C: CommHandle, T: Value, W: Place<T> + ?Sized>(
             compressions_per_value(CollOp::Allreduce, algorithm, p)
         }
         Algorithm::Hierarchical => hierarchical(comm, &mut call, buf, op, cfg),
-        Algorithm::CompressedDomain => cdr::allreduce(&mut call, buf, send, &blocks, op),
+        Algorithm::CompressedDomain => cdr::allreduce(&mut call, buf, src, &blocks, op),
         Algorithm::Mpi | Algorithm::Auto => {
             // The library's allreduce on the caller's buffers (a copy only in place).
             match send {

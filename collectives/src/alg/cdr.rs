@@ -24,14 +24,12 @@ use crate::place::Place;
 use crate::transport::{test_all, wait_all, Pending, TAG_GATHER_RING, TAG_RING};
 use crate::{ReduceOp, Value};
 
-/// Allreduce over `blocks` of `input`, or of `work` where that is None (in place); the
-/// result goes to `work`. Returns the compressions on the path of any result value.
+/// Allreduce over `blocks` of `input`, or of `work` where that is None (in place, and
+/// always on one rank); the result goes to `work`. Returns the compressions on the path
+/// of any result value.
 pub(crate) fn allreduce<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &mut W, input: Option<&W>, blocks: &Blocks, op: ReduceOp) -> u32 {
     let p = call.comm.size;
     if p == 1 {
-        if let Some(x) = input {
-            call.copy(work, 0..x.len(), x, 0..x.len());
-        }
         return 0;
     }
     let (recoded, own) = reduce_scatter(call, input.unwrap_or(&*work), blocks, op);
