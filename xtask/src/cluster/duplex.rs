@@ -24,18 +24,23 @@ pub struct MpiDuplex {
     pub two_way_bytes_per_s: f64,
 }
 
+/// The cost model's duplex efficiency: the share of the one-way rate each direction
+/// keeps while the other one is busy too (of a link, [`super::Probe`], or of MPI).
+pub fn efficiency(one_way_bytes_per_s: f64, two_way_bytes_per_s: f64) -> f64 {
+    (two_way_bytes_per_s / one_way_bytes_per_s).clamp(0.0, 1.0)
+}
+
 impl MpiDuplex {
-    /// The cost model's duplex efficiency: the two-way rate over the one-way rate.
+    /// The cost model's duplex efficiency of plain MPI, [`efficiency`].
     pub fn efficiency(&self) -> f64 {
-        (self.two_way_bytes_per_s / self.one_way_bytes_per_s).clamp(0.0, 1.0)
+        efficiency(self.one_way_bytes_per_s, self.two_way_bytes_per_s)
     }
 
     /// From ccoll-bench's plain-MPI rows at one size: `p2p` reports half a ping-pong's
     /// round trip, which the ranks that start it (the slowest) time whole: one message
     /// of `bytes`; `allgather` on `p` ranks (a power of two below 32, where Open MPI runs
     /// recursive doubling) moves `(p - 1) bytes` each way per rank, done when the slowest
-    /// rank is. At one size MPI's per-message overheads (and each output's fresh pages,
-    /// in about the same proportion to the bytes moved) weigh alike on both, so their
+    /// rank is. At one size MPI's per-message overheads weigh alike on both, so their
     /// ratio is what the reverse direction's traffic costs.
     pub fn from_rows(p2p: &Row, allgather: &Row) -> Result<MpiDuplex, String> {
         let p = allgather.ranks;

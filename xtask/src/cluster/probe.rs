@@ -27,10 +27,9 @@ pub struct Probe {
 }
 
 impl Probe {
-    /// Share of the one-way rate each direction keeps while the other one is busy too:
-    /// the cost model's duplex efficiency.
+    /// The link's duplex efficiency, [`super::duplex::efficiency`].
     pub fn duplex_efficiency(&self) -> f64 {
-        (self.two_way_bytes_per_s / self.bytes_per_s).clamp(0.0, 1.0)
+        super::duplex::efficiency(self.bytes_per_s, self.two_way_bytes_per_s)
     }
 }
 
