@@ -201,7 +201,7 @@ fn bench<T: Value>(world: &SimpleCommunicator, args: &Args, plan: &Plan) -> Resu
                 eprintln!("[ccoll-bench] {} {algo} {bytes} B: {} + {} iterations", plan.op, args.warmup, args.iters);
             }
             let cfg = plan.cfg.with_algorithm(algo);
-            // One set of result buffers for every iteration (the warm-up ones map them).
+            // One set of result buffers for every iteration (`prepare` maps them first).
             let mut bufs = Buffers::default();
             for _ in 0..args.warmup {
                 work.prepare(world, &mut bufs);
