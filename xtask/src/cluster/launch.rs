@@ -57,6 +57,16 @@ fn agent_script(topo: &Topology) -> String {
     )
 }
 
+/// Open MPI's TCP eager limit on the cluster, bytes (its default is 64 KiB).
+const EAGER_LIMIT: &str = "4194304";
+
+/// Codec threads of each rank on a cluster of `nodes` nodes sharing `cores` cores: the
+/// node's share of them, at least one. The CPU backend would take every core it sees
+/// (one rank per node), which only adds threads waiting for the same cores.
+pub fn codec_threads(cores: usize, nodes: usize) -> usize {
+    (cores / nodes.max(1)).max(1)
+}
+
 /// `timeout ... ip netns exec NODE0 ... mpirun ... PROGRAM ARGS`: one rank per node,
 /// killed after `limit` (then SIGKILL 10 s later).
 pub fn mpirun_command(topo: &Topology, files: &LaunchFiles, program: &Path, args: &[String], limit: Duration) -> Command {
@@ -80,9 +90,21 @@ pub fn mpirun_command(topo: &Topology, files: &LaunchFiles, program: &Path, args
         // gives its core to the ranks that compute instead of polling through its
         // time slice.
         ("mpi_yield_when_idle", "1"),
+        // A message up to what one socket's send buffer holds (net.ipv4.tcp_wmem's
+        // 4 MiB maximum) goes out whole when it is posted, instead of waiting for a
+        // rendezvous reply that its sender sees only at its next MPI call. Sharing two
+        // cores, a rank is often off its core for milliseconds; an RDMA network, which
+        // moves a posted message without the host's CPU, would not stall there.
+        ("btl_tcp_eager_limit", EAGER_LIMIT),
     ] {
         c.args(["--mca", k, v]);
     }
+    // The caller's own setting wins.
+    let threads = std::env::var("CCOLL_CODEC_THREADS").unwrap_or_else(|_| {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        codec_threads(cores, topo.nodes).to_string()
+    });
+    c.args(["-x", &format!("CCOLL_CODEC_THREADS={threads}")]);
     c.arg(program).args(args);
     c.env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
     c
@@ -101,5 +123,13 @@ mod tests {
         }
         assert!(!s.contains("10.77.0.4"));
         assert!(s.contains("*) echo"));
+    }
+
+    #[test]
+    fn each_node_gets_its_share_of_the_cores() {
+        assert_eq!(codec_threads(2, 4), 1);
+        assert_eq!(codec_threads(16, 4), 4);
+        assert_eq!(codec_threads(7, 2), 3);
+        assert_eq!(codec_threads(1, 0), 1);
     }
 }

@@ -2,7 +2,7 @@
 //! and an MPI launcher that places one rank in each.
 
 mod duplex;
-mod launch;
+pub mod launch;
 mod net;
 mod probe;
 

@@ -6,6 +6,7 @@
 mod calibrate;
 
 use crate::bench_csv::{self, Row};
+use crate::cluster::launch;
 use crate::units::{fmt_rate, fmt_size, parse_duration, parse_rate, parse_size};
 use crate::workspace;
 use calibrate::Calibration;
@@ -98,9 +99,15 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
         return workspace::rerun_in_release();
     }
     let host_cores = a.host_cores.unwrap_or_else(|| std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64));
-    // A rank's codec threads on the emulated nodes: the cores over its node's one rank
-    // (collectives' CPU backend).
-    let threads = host_cores.max(1.0) as usize;
+    let rows = match &a.csv {
+        Some(csv) => bench_csv::parse_all(&std::fs::read_to_string(csv).map_err(|e| format!("{}: {e}", csv.display()))?),
+        None => Vec::new(),
+    };
+    let ranks = rows.iter().map(|r| r.ranks).max().unwrap_or(1);
+    // A rank's codec threads on the emulated nodes: the cluster launcher gives each its
+    // node's share of the cores; without a run, every core (the predictions' per-core
+    // speed on the codec's parallel path).
+    let threads = launch::codec_threads(host_cores.max(1.0) as usize, ranks);
     let given = (a.comp_mbps, a.decomp_mbps, a.ratio);
     let cal = match given {
         (Some(c), Some(d), Some(r)) => Calibration::given(c * 1e6, d * 1e6, r),
@@ -111,12 +118,8 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
     };
     println!("{}", cal.describe());
     let mut ok = true;
-    let mut rows = Vec::new();
-    if let Some(csv) = &a.csv {
-        let text = std::fs::read_to_string(csv).map_err(|e| format!("{}: {e}", csv.display()))?;
-        rows = bench_csv::parse_all(&text);
+    if a.csv.is_some() {
         let duplex = a.duplex_efficiency.ok_or("--csv needs --duplex-efficiency: plain MPI's two-way rate over its one-way rate, which the demo's MPI probe measures (docs/cost-model.md, Calibration)")?;
-        let ranks = rows.iter().map(|r| r.ranks).max().unwrap_or(1);
         let contention = match a.contention {
             Some(k) => k,
             None => {
@@ -126,6 +129,7 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
             }
         };
         let emulated = Emulated {
+            codec_threads: threads as f64,
             link_bytes_per_s: a.link as f64 / 8.0 * a.efficiency,
             duplex_efficiency: duplex,
             contention,
@@ -183,6 +187,8 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
 
 /// The emulated run a CSV came from.
 pub struct Emulated {
+    /// Codec threads of each rank ([`launch::codec_threads`]).
+    pub codec_threads: f64,
     pub link_bytes_per_s: f64,
     pub duplex_efficiency: f64,
     pub contention: f64,
@@ -205,9 +211,7 @@ impl Emulated {
             alpha_s: self.alpha_s,
             host_cores: self.host_cores,
             ranks_per_host: ranks,
-            // Each emulated node runs one rank, so the codec takes every core as its
-            // threads (collectives' CPU backend: the cores over the node's local ranks).
-            codec_threads: self.host_cores.max(1.0).floor(),
+            codec_threads: self.codec_threads,
             background_load: self.background_load,
             busy_wait: true,
             ..cal.params(ratio, 1.0)
@@ -399,7 +403,7 @@ mod tests {
     }
 
     fn run() -> Emulated {
-        Emulated { link_bytes_per_s: 120e6, duplex_efficiency: 0.5, contention: 1.0, alpha_s: 50e-6, host_cores: 2.0, background_load: 0.0 }
+        Emulated { codec_threads: 1.0, link_bytes_per_s: 120e6, duplex_efficiency: 0.5, contention: 1.0, alpha_s: 50e-6, host_cores: 2.0, background_load: 0.0 }
     }
 
     fn row(op: CollOp, algo: Algorithm, bytes: u64, ratio: f64, secs: f64) -> Row {
@@ -446,13 +450,13 @@ mod tests {
     fn emulated_points_poll_share_cores_and_price_the_calls_allocations() {
         let p = run().params(&cal(), 4, 12.0);
         assert!(p.busy_wait && p.ranks_per_host == 4 && p.host_cores == 2.0 && p.ratio == 12.0);
-        // One rank per emulated node: its codec runs on both cores' threads.
-        assert_eq!(p.codec_threads, 2.0);
+        // Four emulated nodes on two cores: one codec thread each.
+        assert_eq!(p.codec_threads, 1.0);
         let near = |x: Option<f64>, want: f64| x.is_some_and(|x| (x / want - 1.0).abs() < 1e-12);
         assert!(near(p.recomp_bytes_per_s, 1000e6) && near(p.domain_reduce_bytes_per_s, 1500e6), "{p:?}");
         assert_eq!((p.comp_bytes_per_s, p.fresh_bytes_per_s, p.duplex_efficiency), (800e6, 3e9, 0.5));
         // Fresh memory is what a call allocates itself: reduce-scatter's work buffer, one
-        // 16 MB block faulted in per step, 3 steps at 3 GB/s x 0.5 (4 ranks of 2 threads
+        // 16 MB block faulted in per step, 3 steps at 3 GB/s x 0.5 (4 ranks of 1 thread
         // computing at once on 2 cores): 32 ms. The Allgather's output is ccoll-bench's,
         // mapped already: nothing.
         let free = Params { fresh_bytes_per_s: f64::INFINITY, ..p };
