@@ -207,22 +207,26 @@ fn bench<T: Value>(world: &SimpleCommunicator, args: &Args, plan: &Plan) -> Resu
                 work.prepare(world, &mut bufs);
                 run_once(world, &work, &cfg, &mut bufs)?;
             }
-            let (mut elapsed, mut cpu) = (0.0, Cpu::default());
+            let (mut times, mut cpu) = (Vec::with_capacity(args.iters), Cpu::default());
             let mut stats = None;
             for _ in 0..args.iters {
                 work.prepare(world, &mut bufs);
                 world.barrier();
                 let (t0, c0) = (mpi::time(), process_cpu());
                 stats = run_once(world, &work, &cfg, &mut bufs)?;
-                elapsed += mpi::time() - t0;
+                times.push(mpi::time() - t0);
                 cpu += process_cpu() - c0;
             }
             let out = &bufs.out;
             // Point-to-point is a ping-pong: half a round trip, as osu_latency reports.
             let trips = if plan.op == CollOp::P2p { 2.0 } else { 1.0 };
-            let lat_us = elapsed / args.iters as f64 / trips * 1e6;
+            // The median iteration: one disturbed by other work on the machine does not
+            // move it.
+            let lat_us = median(&mut times) / trips * 1e6;
             let per_call = args.iters as f64;
-            report_ranks(world, &format!("{} {algo} {bytes} B", plan.op), elapsed / per_call, Cpu { user: cpu.user / per_call, system: cpu.system / per_call });
+            // CPU times are totals over the iterations, so this line pairs them with the mean.
+            let mean = times.iter().sum::<f64>() / per_call;
+            report_ranks(world, &format!("{} {algo} {bytes} B", plan.op), mean, Cpu { user: cpu.user / per_call, system: cpu.system / per_call });
             let err = reference.as_ref().map(|(want, _)| all_max(world, datasets::max_abs_error(out, want)));
             let own_bound = stats.as_ref().map_or(0.0, |s| s.error_bound.unwrap_or(f64::INFINITY));
             let bound = all_max(world, own_bound);
@@ -327,4 +331,27 @@ fn all_reduce(world: &SimpleCommunicator, v: f64, op: SystemOperation) -> f64 {
 
 fn all_max(world: &SimpleCommunicator, v: f64) -> f64 {
     all_reduce(world, v, SystemOperation::max())
+}
+
+/// The median of `v` (the mean of the middle two for an even count; 0 when empty).
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::median;
+
+    #[test]
+    fn median_ignores_one_slow_iteration() {
+        assert_eq!(median(&mut [3.0, 1.0, 90.0]), 3.0);
+        assert_eq!(median(&mut [4.0, 1.0, 2.0, 90.0]), 3.0);
+        assert_eq!(median(&mut [7.5]), 7.5);
+        assert_eq!(median(&mut []), 0.0);
+    }
 }
