@@ -217,3 +217,24 @@ fn relative_bounds_ignore_non_finite_values_and_f64_works_the_same() {
     assert!(back[10].is_nan() && back[20] == f64::INFINITY);
     assert_eq!(check_all(&x, &back, 0.999), Ok(()));
 }
+
+#[test]
+fn the_one_pass_encoder_writes_every_byte_of_dirty_room() {
+    // The one-thread encoder reuses its room from stream to stream, and `encode_into`
+    // takes the caller's buffer as it is: neither may lean on zeroed bytes. Every kind
+    // of data after every other (what one kind leaves the next finds), and into a
+    // buffer of 0xA5, against the two-pass parallel writer.
+    let (one, two) = (exec(), CpuExecutor::new(2).unwrap());
+    let n = 20_000;
+    for round in 0..2 {
+        for kind in 0..KINDS {
+            let x = sample(n, (kind + round) % KINDS);
+            let enc = |ex: &CpuExecutor| pipelined::Encoder::plain(&x, Shape::d1(n), ErrorBound::Rel(1e-3), 64, ex).unwrap();
+            let want = enc(&two).into_vec(&two).unwrap();
+            assert_eq!(enc(&one).into_vec(&one).unwrap(), want, "kind {kind}, round {round}");
+            let mut dirty = vec![0xA5u8; want.len() + 4096];
+            let len = enc(&one).encode_into(&mut dirty, &one).unwrap();
+            assert_eq!(&dirty[..len], &want[..], "kind {kind}, round {round}, caller's buffer");
+        }
+    }
+}

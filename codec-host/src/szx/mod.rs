@@ -317,6 +317,30 @@ pub(crate) fn encode_stream<T: Element>(data: &[T], header: &SzxHeader, tol: &To
     Ok(total)
 }
 
+thread_local! {
+    /// The single-thread encoder's room for a stream's worst case, kept for the next
+    /// stream this thread encodes.
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Worst cases up to this size are encoded in the thread's scratch. A fresh zeroed
+/// vector of that size would be cleared in full by every `calloc` once glibc's adaptive
+/// mmap threshold (at most 32 MiB) serves it from the heap; above it, `calloc` maps
+/// fresh pages, which cost only where the stream writes.
+const SCRATCH_MAX: usize = 32 << 20;
+
+/// Runs `f` on `len` (at most [`SCRATCH_MAX`]) bytes of this thread's scratch, whose
+/// contents are whatever an earlier stream left.
+fn with_scratch<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
+    SCRATCH.with(|cell| {
+        let mut buf = cell.borrow_mut();
+        if buf.len() < len {
+            *buf = vec![0u8; len];
+        }
+        f(&mut buf[..len])
+    })
+}
+
 /// The single-thread encoder: every chunk in one pass (`frame::write_frame_fused`);
 /// `None` if `out` lacks room for that.
 fn encode_stream_fused<T: Element>(data: &[T], header: &SzxHeader, tol: &Tolerance<T>, out: &mut [u8]) -> Result<Option<usize>> {
@@ -337,12 +361,20 @@ fn encode_stream_fused<T: Element>(data: &[T], header: &SzxHeader, tol: &Toleran
 /// Encodes a whole stream into a vector of exactly its length.
 fn encode_to_vec<T: Element>(data: &[T], header: &SzxHeader, tol: &Tolerance<T>, exec: &CpuExecutor) -> Result<Vec<u8>> {
     if exec.threads() == 1 {
-        // Zeroed memory is mapped lazily: only the pages written cost anything.
-        let mut out = vec![0u8; bound_len(data.len(), T::TYPE.size(), header.block_size, header.chunk_values)];
-        if let Some(len) = encode_stream_fused(data, header, tol, &mut out)? {
-            out.truncate(len);
-            out.shrink_to_fit();
-            return Ok(out);
+        // One pass into room for the worst case: the thread's scratch, whose stream is
+        // copied out, or a fresh vector cut to the stream.
+        let room = bound_len(data.len(), T::TYPE.size(), header.block_size, header.chunk_values);
+        if room <= SCRATCH_MAX {
+            if let Some(out) = with_scratch(room, |buf| encode_stream_fused(data, header, tol, buf).map(|len| len.map(|len| buf[..len].to_vec())))? {
+                return Ok(out);
+            }
+        } else {
+            let mut out = vec![0u8; room];
+            if let Some(len) = encode_stream_fused(data, header, tol, &mut out)? {
+                out.truncate(len);
+                out.shrink_to_fit();
+                return Ok(out);
+            }
         }
     }
     let (plans, lens) = plan_stream(data, header, tol, exec);
