@@ -7,7 +7,7 @@
 
 use codec_kernels::grid::Grid;
 use codec_kernels::half_convert::{f32_to_half_body, half_to_f32_body, Bf16, HalfFormat, F16};
-use codec_kernels::reduce::{reduce_body, ReduceElem};
+use codec_kernels::reduce::{reduce_tile, ReduceElem};
 use codec_kernels::shared::SharedOut;
 use half::slice::HalfFloatSliceExt;
 
@@ -30,10 +30,9 @@ pub(crate) fn same_len(what: &str, a: usize, b: usize) -> Result<()> {
 }
 
 /// `acc[i] = acc[i] op src[i]` for every `i` (MPI semantics: see [`ReduceOp`]).
-pub fn reduce<T: ReduceElem + Sync>(exec: &CpuExecutor, op: ReduceOp, acc: &mut [T], src: &[T]) -> Result<()> {
+pub fn reduce<T: ReduceElem + Send + Sync>(exec: &CpuExecutor, op: ReduceOp, acc: &mut [T], src: &[T]) -> Result<()> {
     same_len("reduce", acc.len(), src.len())?;
-    let out = SharedOut::new(acc);
-    exec.map_tiles(src.len(), TILE, |r| reduce_body(ONE_THREAD, op, &out.slice(r.clone()), &src[r]));
+    exec.for_each_chunk_mut(acc, TILE, |i, tile| reduce_tile(op, tile, &src[i * TILE..][..tile.len()]));
     Ok(())
 }
 

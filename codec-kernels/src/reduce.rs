@@ -111,6 +111,25 @@ pub fn reduce_body<T: ReduceElem>(g: Grid, op: ReduceOp, acc: &SharedOut<'_, T>,
     }
 }
 
+/// [`reduce_body`]'s work on a tile the caller owns outright (the CPU executor's, where
+/// the GPU's threads share one output): `op` is matched once, so that each arm is a
+/// plain loop over the tile, which the compiler vectorises.
+#[inline(always)]
+pub fn reduce_tile<T: ReduceElem>(op: ReduceOp, acc: &mut [T], src: &[T]) {
+    #[inline(always)]
+    fn each<T: ReduceElem>(acc: &mut [T], src: &[T], f: impl Fn(T, T) -> T) {
+        for (a, &b) in acc.iter_mut().zip(src) {
+            *a = f(*a, b);
+        }
+    }
+    match op {
+        ReduceOp::Sum => each(acc, src, |a, b| combine(ReduceOp::Sum, a, b)),
+        ReduceOp::Prod => each(acc, src, |a, b| combine(ReduceOp::Prod, a, b)),
+        ReduceOp::Min => each(acc, src, |a, b| combine(ReduceOp::Min, a, b)),
+        ReduceOp::Max => each(acc, src, |a, b| combine(ReduceOp::Max, a, b)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
