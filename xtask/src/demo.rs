@@ -46,9 +46,11 @@ pub struct DemoArgs {
 }
 
 pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
-    // Other work on the machine, read before this command's own build adds to the
-    // 1-minute average: the model's background load.
+    // Other work on the machine, before this command's own build: the 1-minute load
+    // average for the report, and what runs now for the model's background load (the
+    // average still counts work that ended within the last minutes).
     let load_before = load_average();
+    let runnable_before = other_runnable(std::time::Duration::from_secs(2));
     let program = match &a.program {
         Some(p) => p.clone(),
         None => {
@@ -130,7 +132,7 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
     let mut report = String::new();
     let _ = writeln!(
         report,
-        "cluster: {description}\nlink probe: rtt {:.1} us, {:.1} MB/s payload, {:.1} MB/s each way with both busy\nMPI probe: {:.1} MB/s one way, {:.1} MB/s each way with both busy (duplex efficiency {:.3})\nmachine load average (1 min) before the build: {load_before}, after the run: {}\n",
+        "cluster: {description}\nlink probe: rtt {:.1} us, {:.1} MB/s payload, {:.1} MB/s each way with both busy\nMPI probe: {:.1} MB/s one way, {:.1} MB/s each way with both busy (duplex efficiency {:.3})\nmachine load average (1 min) before the build: {load_before}, after the run: {}; other runnable threads before the build (mean of 2 s): {runnable_before:.2}\n",
         probe.rtt.as_secs_f64() * 1e6,
         probe.bytes_per_s / 1e6,
         probe.two_way_bytes_per_s / 1e6,
@@ -155,7 +157,7 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
     }
     println!("csv: {}", csv_path.display());
     let efficiency = probe.bytes_per_s * 8.0 / a.shape.link as f64;
-    match model_report(&csv_path, &a.shape, (efficiency, duplex.efficiency()), load_before) {
+    match model_report(&csv_path, &a.shape, (efficiency, duplex.efficiency()), runnable_before) {
         Ok(text) => {
             println!("\n{text}");
             std::fs::write(out.join("model.md"), text).map_err(|e| e.to_string())?;
@@ -191,6 +193,24 @@ fn model_report(csv: &std::path::Path, shape: &Shape, (efficiency, duplex): (f64
 }
 
 /// The 1-minute load average: other work on the machine skews every timing.
+/// Threads of other work runnable on the machine, the mean of `procs_running` in
+/// /proc/stat sampled every 20 ms over `span`, less the sampling thread itself.
+fn other_runnable(span: std::time::Duration) -> f64 {
+    let step = std::time::Duration::from_millis(20);
+    let samples = (span.as_millis() / step.as_millis()).max(1) as u32;
+    let mut sum = 0.0;
+    for _ in 0..samples {
+        sum += procs_running().unwrap_or(1.0) - 1.0;
+        std::thread::sleep(step);
+    }
+    (sum / f64::from(samples)).max(0.0)
+}
+
+fn procs_running() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    stat.lines().find_map(|l| l.strip_prefix("procs_running ")).and_then(|v| v.trim().parse().ok())
+}
+
 fn load_average() -> f64 {
     std::fs::read_to_string("/proc/loadavg").ok().and_then(|l| l.split_whitespace().next().and_then(|v| v.parse().ok())).unwrap_or(0.0)
 }
@@ -281,6 +301,19 @@ pub fn goals(rows: &[Row]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn other_runnable_threads_count_a_spinning_one() {
+        // A thread that spins is runnable at every sample (on a core or queued for one).
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let spinner = std::thread::spawn(move || while !flag.load(std::sync::atomic::Ordering::Relaxed) {});
+        let busy = other_runnable(std::time::Duration::from_millis(400));
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        spinner.join().unwrap();
+        assert!(procs_running().is_some_and(|n| n >= 1.0));
+        assert!(busy >= 0.9, "with a spinning thread: {busy}");
+    }
 
     fn at_64m(op: &str, algo: &str, ms: f64) -> Row {
         Row::parse(&format!("{op},{algo},szx-rel=1e-3,4,67108864,{},0,0,10,0,0,true", ms * 1e3)).unwrap()
