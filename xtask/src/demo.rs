@@ -192,7 +192,6 @@ fn model_report(csv: &std::path::Path, shape: &Shape, (efficiency, duplex): (f64
     Ok(text)
 }
 
-/// The 1-minute load average: other work on the machine skews every timing.
 /// Threads of other work runnable on the machine, the mean of `procs_running` in
 /// /proc/stat sampled every 20 ms over `span`, less the sampling thread itself.
 fn other_runnable(span: std::time::Duration) -> f64 {
@@ -211,6 +210,7 @@ fn procs_running() -> Option<f64> {
     stat.lines().find_map(|l| l.strip_prefix("procs_running ")).and_then(|v| v.trim().parse().ok())
 }
 
+/// The 1-minute load average: other work on the machine skews every timing.
 fn load_average() -> f64 {
     std::fs::read_to_string("/proc/loadavg").ok().and_then(|l| l.split_whitespace().next().and_then(|v| v.parse().ok())).unwrap_or(0.0)
 }

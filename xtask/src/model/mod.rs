@@ -127,9 +127,8 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
         let contention = match a.contention {
             Some(k) => k,
             None => {
-                let cores = host_cores.max(1.0) as usize;
-                let k = calibrate::measure_contention(&a.dataset, &a.codec, threads, ranks, cores)?;
-                println!("contention (measured, wall time): {ranks} ranks of {threads} codec threads compressing at once on {cores} cores take {k:.2}x the perfectly shared time");
+                let k = calibrate::measure_contention(&a.dataset, &a.codec, threads, ranks, host_threads)?;
+                println!("contention (measured, wall time): {ranks} ranks of {threads} codec threads compressing at once on {host_threads} cores take {k:.2}x the perfectly shared time");
                 k
             }
         };
