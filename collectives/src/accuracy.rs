@@ -100,6 +100,38 @@ pub fn prod_error_bound(k: u32, abs_error: f64, ranks: usize, max_abs: f64) -> f
     ke * growth
 }
 
+/// The absolute bounds of the two stages of a call whose values cross a ring
+/// reduce-scatter (`ranks - 1` compressions of partial blocks) and then one more
+/// compression of each reduced block (k = `ranks`: Allreduce over `c-coll`, `ring` and
+/// the leaders' ring of `hier`, Reduce over `c-coll`), out of the budget `ranks x e` the
+/// call states: (each reduce-scatter compression's bound, the last compression's).
+///
+/// SZx codes a block to the power of two at or below its bound (`delta = 2^(floor(log2
+/// E) + 1)`, docs/formats/szx.md), so bounds just above that power and `e` code the
+/// blocks alike; only the zero and constant tests see the difference. The reduce-scatter
+/// takes the bound just above the power (1 + 2^-10 times it: data sitting on a binary
+/// grid, such as exact zeros beside small integers times a power of two, would lose
+/// constant blocks at the power itself), and the last compression the rest of the
+/// budget, at least `e`: where the rest reaches the next power of two, every block of
+/// the last stage, which the allgather moves `ranks - 1` times, codes one bit coarser.
+/// The sum of the stages never exceeds `ranks x e`; 1-Lipschitz operations only (SUM,
+/// MIN, MAX: [`prod_error_bound`] assumes `e` per compression).
+pub fn ring_stage_bounds(e: f64, ranks: usize) -> (f64, f64) {
+    if ranks < 2 || !(e > 0.0 && e.is_finite()) {
+        return (e, e);
+    }
+    let power = 2f64.powi(e.log2().floor() as i32);
+    // log2 of a value just below a power of two can round up to it: no split then.
+    if power >= e {
+        return (e, e);
+    }
+    let first = (power * (1.0 + 1.0 / 1024.0)).min(e);
+    let k = ranks as f64;
+    // The subtraction's rounding must not lift the sum above k x e.
+    let last = (k * e - (k - 1.0) * first) * (1.0 - 1e-12);
+    (first, last.max(first))
+}
+
 /// Hops from the root to the deepest rank of a binomial tree on `ranks` ranks: the
 /// largest number of one bits among the relative ranks `0..ranks`.
 pub fn binomial_depth(ranks: usize) -> u32 {
@@ -166,6 +198,26 @@ mod tests {
         assert!(first_excess(&[f32::NEG_INFINITY], &[f32::INFINITY], inf).is_some());
         assert_eq!(first_excess(&[f32::NAN, f32::INFINITY], &[f32::NAN, f32::INFINITY], |_| 0.0), None);
         assert!(first_excess(&[1.0f32], &[1.0, 2.0], inf).is_some());
+    }
+
+    #[test]
+    fn ring_stages_spend_the_budget_on_the_last_compression() {
+        // E = 1.9 x 2^-10 on 4 ranks: the reduce-scatter at (1 + 2^-10) 2^-10, the last
+        // stage 7.6 - 3.003 = 4.597 x 2^-10, past the power 4 x 2^-10.
+        let q = 2f64.powi(-10);
+        let (first, last) = ring_stage_bounds(1.9 * q, 4);
+        assert_eq!(first, q * (1.0 + 1.0 / 1024.0));
+        assert!(last >= 4.0 * q && last < 1.9 * q * 4.0 - 3.0 * q, "{last}");
+        for (e, p) in [(1.9 * q, 4), (1e-3, 2), (0.3, 7), (123.456, 64), (f64::MIN_POSITIVE * 3.0, 5), (1.0 - 1e-16, 4)] {
+            let (first, last) = ring_stage_bounds(e, p);
+            let k = p as f64;
+            assert!(first <= e && last >= e * (1.0 - 1e-9), "{e} {p}: {first} {last}");
+            assert!((k - 1.0) * first + last <= k * e, "{e} {p}: {first} {last}");
+        }
+        // A power of two itself, one rank, no bound: nothing to split.
+        assert_eq!(ring_stage_bounds(0.25, 4), (0.25, 0.25));
+        assert_eq!(ring_stage_bounds(1.5, 1), (1.5, 1.5));
+        assert_eq!(ring_stage_bounds(0.0, 4), (0.0, 0.0));
     }
 
     #[test]

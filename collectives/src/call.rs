@@ -10,6 +10,7 @@ use core::ops::Range;
 
 use codec_host::{Backend, Codec, ZfpMode};
 
+use crate::accuracy;
 use crate::agree::{agree, Signature};
 use crate::codec_port::HostCodec;
 use crate::place::{Coded, Place};
@@ -40,6 +41,13 @@ impl Setup<'_> {
             Algorithm::Mpi
         })
     }
+}
+
+/// The stages of [`Call::ring_stage`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RingStage {
+    ReduceScatter,
+    Last,
 }
 
 /// A call past its agreement.
@@ -238,6 +246,24 @@ impl Call {
             self.stats.abs_error.map(|e| e * f64::from(k))
         };
         Ok(self.stats)
+    }
+
+    /// Enters `stage` of a ring reduce-scatter followed by one more compression of each
+    /// reduced block on `ranks` ranks: this rank compresses at that stage's share of the
+    /// call's budget ([`accuracy::ring_stage_bounds`]) from here on. Only an SZx encoder
+    /// (whose bound the call made absolute) and a 1-Lipschitz `op` split it; ZFP, raw
+    /// calls and PROD keep E throughout.
+    pub fn ring_stage(&mut self, stage: RingStage, ranks: usize, op: ReduceOp) {
+        let (Some(e), Some(encoder)) = (self.stats.abs_error, self.encoder.as_mut()) else { return };
+        if !matches!(encoder.codec, Codec::Szx { bound: ErrorBound::Abs(_), .. }) || op == ReduceOp::Prod {
+            return;
+        }
+        let (first, last) = accuracy::ring_stage_bounds(e, ranks);
+        let bound = match stage {
+            RingStage::ReduceScatter => first,
+            RingStage::Last => last,
+        };
+        encoder.codec = Codec::szx(ErrorBound::Abs(bound));
     }
 
     /// Counts the uncompressed input as sent (the library's collectives, whose own traffic
@@ -683,6 +709,31 @@ mod tests {
         let mut cfg = CollConfig::new(Codec::zfp_accuracy(1e-3));
         cfg.min_bytes_to_compress = usize::MAX;
         cfg
+    }
+
+    #[test]
+    fn ring_stages_change_the_szx_encoders_bound_only() {
+        let e = 1.9 * 2f64.powi(-10);
+        let (first, last) = accuracy::ring_stage_bounds(e, 4);
+        let bound = |c: &Call| match c.encoder.map(|h| h.codec) {
+            Some(Codec::Szx { bound: ErrorBound::Abs(b), .. }) => Some(b),
+            _ => None,
+        };
+        let mut cfg = CollConfig::new(Codec::szx(ErrorBound::Abs(e)));
+        cfg.min_bytes_to_compress = 0;
+        let mut c = call(&cfg);
+        c.ring_stage(RingStage::ReduceScatter, 4, ReduceOp::Sum);
+        assert_eq!(bound(&c), Some(first));
+        c.ring_stage(RingStage::Last, 4, ReduceOp::Max);
+        assert_eq!(bound(&c), Some(last));
+        // E per compression is what the PROD bound assumes, and what the call reports.
+        let mut c = call(&cfg);
+        c.ring_stage(RingStage::Last, 4, ReduceOp::Prod);
+        assert_eq!((bound(&c), c.stats.abs_error), (Some(e), Some(e)));
+        // ZFP keeps its tolerance.
+        let mut c = call(&CollConfig { min_bytes_to_compress: 0, ..CollConfig::new(Codec::zfp_accuracy(e)) });
+        c.ring_stage(RingStage::ReduceScatter, 4, ReduceOp::Sum);
+        assert_eq!(c.encoder.map(|h| h.codec), Some(Codec::zfp_accuracy(e)));
     }
 
     #[test]

@@ -73,7 +73,7 @@ mod transport;
 mod value;
 mod watchdog;
 
-pub use accuracy::{binomial_depth, compressions_per_value, first_excess, prod_error_bound, value_allowance, Excess};
+pub use accuracy::{binomial_depth, compressions_per_value, first_excess, prod_error_bound, ring_stage_bounds, value_allowance, Excess};
 pub use codec_host::elementwise::ReduceOp;
 pub use codec_port::{CodecBackend, ENV_CODEC_THREADS};
 pub use config::{Algorithm, CollConfig, CollOp, ModelParams, NodeGroups, ENV_ALGORITHM, ENV_MODEL};

@@ -10,7 +10,7 @@ use crate::accuracy::compressions_per_value;
 use crate::alg::ring::{GatherStyle, StepStyle};
 use crate::alg::{alltoall, baseline, cdr, doubling, hier_host, p2p, ring, tree};
 use crate::blocks::Blocks;
-use crate::call::{begin, Call, Setup};
+use crate::call::{begin, Call, RingStage, Setup};
 use crate::config::MAX_AUTO_CHUNKS;
 use crate::frame::HEADER_LEN;
 use crate::place::Place;
@@ -143,13 +143,11 @@ pub(crate) fn allreduce<C: CommHandle, T: Value, W: Place<T> + ?Sized>(
     let blocks = Blocks::even(n, p);
     let k = match algorithm {
         Algorithm::CColl => {
-            ring::reduce_scatter(&mut call, buf, src, &blocks, op, StepStyle::Pipelined);
-            ring::allgather(&mut call, buf, &blocks, GatherStyle::Pipelined, false);
+            ring::allreduce(&mut call, buf, src, &blocks, op, (StepStyle::Pipelined, GatherStyle::Pipelined));
             compressions_per_value(CollOp::Allreduce, algorithm, p)
         }
         Algorithm::Ring => {
-            ring::reduce_scatter(&mut call, buf, src, &blocks, op, StepStyle::Whole);
-            ring::allgather(&mut call, buf, &blocks, GatherStyle::Bounded, false);
+            ring::allreduce(&mut call, buf, src, &blocks, op, (StepStyle::Whole, GatherStyle::Bounded));
             compressions_per_value(CollOp::Allreduce, algorithm, p)
         }
         Algorithm::CprP2p => {
@@ -223,8 +221,7 @@ fn hierarchical<C: CommHandle, T: Value, W: Place<T> + ?Sized>(comm: &C, call: &
         } else {
             let whole = std::mem::replace(&mut call.comm, Comm::of(leaders));
             let blocks = Blocks::even(buf.len(), leaders.size() as usize);
-            ring::reduce_scatter(call, buf, None, &blocks, op, StepStyle::Pipelined);
-            ring::allgather(call, buf, &blocks, GatherStyle::Pipelined, false);
+            ring::allreduce(call, buf, None, &blocks, op, (StepStyle::Pipelined, GatherStyle::Pipelined));
             call.comm = whole;
         }
     }
@@ -305,7 +302,14 @@ pub(crate) fn reduce<C: CommHandle, T: Value, W: Place<T> + ?Sized>(
             let compressed_once = algorithm == Algorithm::CColl;
             let style = if compressed_once { StepStyle::Pipelined } else { StepStyle::Blocking };
             let blocks = Blocks::even(n, c.size);
+            // C-Coll compresses each reduced block once more, on its way to the root.
+            if compressed_once {
+                call.ring_stage(RingStage::ReduceScatter, c.size, op);
+            }
             ring::reduce_scatter(&mut call, &mut *work, Some(send), &blocks, op, style);
+            if compressed_once {
+                call.ring_stage(RingStage::Last, c.size, op);
+            }
             work.view(blocks.range(c.rank), |own| tree::gather(&mut call, own, recv, &blocks, root, !compressed_once));
         }
         _ => {

@@ -10,7 +10,7 @@
 use std::rc::Rc;
 
 use crate::blocks::Blocks;
-use crate::call::{pieces, Call};
+use crate::call::{pieces, Call, RingStage};
 use crate::frame::HEADER_LEN;
 use crate::place::Place;
 use crate::transport::{test_all, wait_all, wait_any, Inbox, Pending, TAG_GATHER_RING, TAG_RING};
@@ -136,6 +136,17 @@ fn step<T: Value, W: Place<T> + ?Sized>(
             })
         })
     });
+}
+
+/// Allreduce: the reduce-scatter in `step` style, then the allgather in `gather` style
+/// (which compresses each reduced block once), the call's budget of p x E split between
+/// the two ([`Call::ring_stage`]).
+pub(crate) fn allreduce<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &mut W, input: Option<&W>, blocks: &Blocks, op: ReduceOp, (step, gather): (StepStyle, GatherStyle)) {
+    let p = call.comm.size;
+    call.ring_stage(RingStage::ReduceScatter, p, op);
+    reduce_scatter(call, work, input, blocks, op, step);
+    call.ring_stage(RingStage::Last, p, op);
+    allgather(call, work, blocks, gather, false);
 }
 
 /// How the allgather moves the blocks.
