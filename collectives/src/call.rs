@@ -584,22 +584,6 @@ impl Call {
         false
     }
 
-    /// The receive size for a frame of `values` values that `peer` announced as `claimed`
-    /// bytes: no frame is larger than its raw values plus the header (see
-    /// [`Call::frame_into`]), so a larger claim is recorded as a bad message and the
-    /// receive keeps that largest size (MPI then reports the truncation, which aborts).
-    pub fn frame_capacity<T: Value>(&mut self, peer: usize, claimed: u64, values: usize) -> usize {
-        let largest = HEADER_LEN + values * T::SIZE;
-        match usize::try_from(claimed) {
-            Ok(n) if n <= largest => n,
-            _ => {
-                let reason = format!("announced a frame of {claimed} bytes for {values} values (at most {largest})");
-                self.fail(CollError::BadMessage { peer, reason });
-                largest
-            }
-        }
-    }
-
     /// Decodes a bundle of consecutive pieces (as [`Call::frames_of`] made them) into
     /// `work[range]`.
     pub fn decode_pieces<T: Value, W: Place<T> + ?Sized>(&mut self, peer: usize, bundle: &[u8], work: &mut W, range: Range<usize>) {
@@ -801,20 +785,6 @@ mod tests {
         let mut c = call(&cfg);
         c.decode_pieces(0, &bundle, &mut out[..], 0..24);
         assert!(c.finish(0, None).is_err());
-    }
-
-    #[test]
-    fn announced_frame_sizes_are_bounded_by_the_values() {
-        let cfg = raw_config();
-        let mut c = call(&cfg);
-        assert_eq!(c.frame_capacity::<f32>(1, 100, 25), 100);
-        assert_eq!(c.frame_capacity::<f32>(1, (HEADER_LEN + 100) as u64, 25), HEADER_LEN + 100);
-        assert!(c.finish(0, None).is_ok());
-        for claim in [(HEADER_LEN + 101) as u64, u64::MAX] {
-            let mut c = call(&cfg);
-            assert_eq!(c.frame_capacity::<f32>(1, claim, 25), HEADER_LEN + 100);
-            assert!(matches!(c.finish(0, None), Err(CollError::BadMessage { peer: 1, .. })));
-        }
     }
 
     #[test]

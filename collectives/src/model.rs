@@ -283,11 +283,14 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
         // Pairwise exchanges, one flow each way, recompressing nothing (each piece is
         // compressed once at its origin) but decoding before the next exchange.
         (Alltoall, CprP2p) => steps * (t.comp(bytes, all) + t.cduplex(bytes) + t.decomp(bytes, all)),
-        // All pieces compressed, then sent at once (p - 1 flows each way) and decoded as
-        // they arrive: the last one is left after the transfers.
+        // Each piece sent as soon as it is compressed (p - 1 flows each way), the arrivals
+        // decoded between the later compressions: after the first compression the
+        // transfers run beside the rest of the codec work, and the last arrival's decode
+        // is left after them.
         (Alltoall, CColl) => {
             let transfers = p.alpha_s + t.wire_duplex(steps * bytes / p.ratio, steps);
-            t.comp(steps * bytes, all) + transfers.max(t.decomp(steps * bytes, all)) + t.decomp(bytes, all)
+            let rest = (steps - 1.0) * bytes;
+            t.comp(bytes, all) + transfers.max(t.comp(rest, all) + t.decomp(rest, all)) + t.decomp(bytes, all)
         }
         (P2p, CprP2p) => t.comp(bytes, 1) + t.cmsg(bytes) + t.decomp(bytes, 1),
         // Pipelined chunks: the transfer hides inside the codec work, or the reverse.

@@ -184,17 +184,6 @@ impl Comm {
         checked(rc, "MPI_Allgather");
         all
     }
-
-    /// `send[r]` goes to rank r; returns what every rank sent here, by rank.
-    pub fn alltoall_u64(&self, send: &[u64]) -> Vec<u64> {
-        assert_eq!(send.len(), self.size);
-        let mut recv = vec![0u64; self.size];
-        watchdog::waiting(|| format!("every rank of {} to exchange message sizes (MPI_Alltoall)", self.size));
-        // SAFETY: `size` u64 on both sides.
-        let rc = unsafe { ffi::MPI_Alltoall(send.as_ptr().cast(), 1, u64_type(), recv.as_mut_ptr().cast(), 1, u64_type(), self.raw) };
-        checked(rc, "MPI_Alltoall");
-        recv
-    }
 }
 
 fn null_request() -> ffi::MPI_Request {

@@ -1,14 +1,15 @@
 //! Compressed alltoall.
 //!
-//! C-Coll: compress the p - 1 outgoing pieces, exchange their compressed sizes with an
-//! alltoall of counts, post every receive at its exact size and every send, and
-//! decompress each piece as it arrives. CPR-P2P: the pairwise exchange (step i: send to
+//! C-Coll: post every receive at the largest size its piece can take, send each
+//! outgoing piece as soon as it is compressed, and decompress each arriving piece
+//! between compressions or after them. CPR-P2P: the pairwise exchange (step i: send to
 //! rank + i, receive from rank - i), compressing each send and decompressing each receive.
 
 use crate::blocks::Blocks;
 use crate::call::Call;
 use crate::place::Place;
-use crate::transport::{wait_all, wait_any, TAG_ALLTOALL};
+use crate::frame::HEADER_LEN;
+use crate::transport::{test_all, wait_all, wait_any, TAG_ALLTOALL};
 use crate::Value;
 
 /// Alltoall: block `d` of `send` goes to rank `d`; block `s` of `recv` comes from rank `s`.
@@ -24,33 +25,32 @@ pub(crate) fn alltoall<T: Value, W: Place<T> + ?Sized>(call: &mut Call, send: &W
         }
         return;
     }
-    // Every outgoing piece, compressed back to back (on the device, several at once).
-    let dests: Vec<usize> = (0..p).filter(|&d| d != me).collect();
-    let ranges: Vec<_> = dests.iter().map(|&d| blocks.range(d)).collect();
-    let mut frames: Vec<Vec<u8>> = vec![Vec::new(); p];
-    call.frames_each(send, &ranges, |_| me, p, |_, j, frame| frames[dests[j]] = frame);
-    let sizes: Vec<u64> = frames.iter().map(|f| f.len() as u64).collect();
-    let incoming = call.comm.alltoall_u64(&sizes);
+    // Every receive first, each at the largest frame its piece can take (its values
+    // raw): no exchange of the compressed sizes, so each piece leaves as soon as it is
+    // compressed, and the pieces that arrive meanwhile are decoded between compressions.
     let sources: Vec<usize> = (1..p).map(|i| call.comm.peer(-(i as isize))).collect();
-    let mut recvs: Vec<_> = sources
-        .iter()
-        .map(|&s| {
-            let capacity = call.frame_capacity::<T>(s, incoming[s], blocks.len(s));
-            call.comm.irecv(s, TAG_ALLTOALL, capacity)
-        })
-        .collect();
-    let mut sends: Vec<_> = (1..p)
-        .map(|i| {
-            let dest = call.comm.peer(i as isize);
-            let frame = std::mem::take(&mut frames[dest]);
-            call.isend::<T>(dest, TAG_ALLTOALL, frame, blocks.len(dest))
-        })
-        .collect();
-    while let Some(j) = wait_any(&mut recvs) {
+    let mut recvs: Vec<_> = sources.iter().map(|&s| call.comm.irecv(s, TAG_ALLTOALL, HEADER_LEN + blocks.len(s) * T::SIZE)).collect();
+    let absorb = |call: &mut Call, recv: &mut W, j: usize, bytes: Vec<u8>| {
         let src = sources[j];
-        let bytes = recvs[j].take_bytes();
         let want = call.expect::<T>(Some(src), Some(p), blocks.len(src));
         call.decode_at(src, &bytes, &want, recv, blocks.range(src));
+    };
+    // Destinations staggered (rank + 1 first), so that no rank receives from all at once.
+    let dests: Vec<usize> = (1..p).map(|i| call.comm.peer(i as isize)).collect();
+    let ranges: Vec<_> = dests.iter().map(|&d| blocks.range(d)).collect();
+    let mut sends = Vec::with_capacity(dests.len());
+    call.frames_each(send, &ranges, |_| me, p, |call, j, frame| {
+        sends.push(call.isend::<T>(dests[j], TAG_ALLTOALL, frame, ranges[j].len()));
+        test_all(&mut sends);
+        test_all(&mut recvs);
+        for (k, rx) in recvs.iter_mut().enumerate() {
+            if !rx.consumed() && rx.done() {
+                absorb(call, recv, k, rx.take_bytes());
+            }
+        }
+    });
+    while let Some(j) = wait_any(&mut recvs) {
+        absorb(call, recv, j, recvs[j].take_bytes());
     }
     wait_all(&mut sends);
 }
