@@ -12,8 +12,11 @@ use crate::units::fmt_size;
 use std::path::Path;
 use std::time::Duration;
 
-/// Message size of the probe: a few MiB, far from the demo's sizes.
-pub const PROBE_BYTES: u64 = 8 << 20;
+/// Message size of the probe: between the demo's sizes (16 MiB and up), where MPI's
+/// two-way rate has settled. Plain MPI's recursive-doubling allgather on the emulated
+/// 4 nodes moved 62, 60, 66, 72 and 71 MB/s each way at 4, 8, 12, 24 and 64 MiB
+/// (2026-11-26): a probe at 8 MiB priced every large two-way transfer 15-20% slow.
+pub const PROBE_BYTES: u64 = 24 << 20;
 
 /// What the MPI probe measured.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -75,6 +75,11 @@ pub fn create(topo: &Topology, link: LinkSpec) -> Result<bool, String> {
         sh("ip", &["-n", &sw, "link", "set", &port, "master", "br0", "up"])?;
         sh("ip", &["-n", &ns, "addr", "add", &format!("{}/24", Topology::addr(i)), "dev", "eth0"])?;
         sh("ip", &["-n", &ns, "link", "set", "eth0", "up"])?;
+        // Every connection starts from the kernel's defaults: by default TCP keeps the
+        // congestion state (ssthresh, cwnd) of a closed connection per destination and
+        // starts the next one from it, so a run would inherit what the runs before it
+        // (the probes, another algorithm's bulk transfers) left.
+        sh("ip", &["netns", "exec", &ns, "sysctl", "-qw", "net.ipv4.tcp_no_metrics_save=1"])?;
         shape(&ns, "eth0", link.rate_bps)?;
         shape(&sw, &port, link.rate_bps)?;
         if !link.latency.is_zero() {
