@@ -283,14 +283,15 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
         // Pairwise exchanges, one flow each way, recompressing nothing (each piece is
         // compressed once at its origin) but decoding before the next exchange.
         (Alltoall, CprP2p) => steps * (t.comp(bytes, all) + t.cduplex(bytes) + t.decomp(bytes, all)),
-        // Each piece sent as soon as it is compressed (p - 1 flows each way), the arrivals
-        // decoded between the later compressions: after the first compression the
-        // transfers run beside the rest of the codec work, and the last arrival's decode
-        // is left after them.
+        // Every piece in pipeline chunks, destinations in turn (one flow each way), each
+        // chunk sent as soon as it is compressed and the arrivals decoded between the
+        // later compressions: after the first chunk the transfers run beside the rest of
+        // the codec work, and the last chunk's decode is left after them.
         (Alltoall, CColl) => {
-            let transfers = p.alpha_s + t.wire_duplex(steps * bytes / p.ratio, steps);
-            let rest = (steps - 1.0) * bytes;
-            t.comp(bytes, all) + transfers.max(t.comp(rest, all) + t.decomp(rest, all)) + t.decomp(bytes, all)
+            let c = bytes / chunks(bytes);
+            let rest = steps * bytes - c;
+            let transfers = steps * p.alpha_s + t.wire_duplex(steps * bytes / p.ratio, 1.0);
+            t.comp(c, all) + transfers.max(t.comp(rest, all) + t.decomp(rest, all)) + t.decomp(c, all)
         }
         (P2p, CprP2p) => t.comp(bytes, 1) + t.cmsg(bytes) + t.decomp(bytes, 1),
         // Pipelined chunks: the transfer hides inside the codec work, or the reverse.

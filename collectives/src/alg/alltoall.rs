@@ -1,12 +1,12 @@
 //! Compressed alltoall.
 //!
-//! C-Coll: post every receive at the largest size its piece can take, send each
-//! outgoing piece as soon as it is compressed, and decompress each arriving piece
-//! between compressions or after them. CPR-P2P: the pairwise exchange (step i: send to
+//! C-Coll: every piece in pipeline chunks. Post every receive at the largest size its
+//! chunk can take, send each outgoing chunk as soon as it is compressed (destinations in
+//! turn), and decompress each arriving chunk between compressions or after them. CPR-P2P: the pairwise exchange (step i: send to
 //! rank + i, receive from rank - i), compressing each send and decompressing each receive.
 
 use crate::blocks::Blocks;
-use crate::call::Call;
+use crate::call::{pieces, Call};
 use crate::place::Place;
 use crate::frame::HEADER_LEN;
 use crate::transport::{test_all, wait_all, wait_any, TAG_ALLTOALL};
@@ -25,22 +25,39 @@ pub(crate) fn alltoall<T: Value, W: Place<T> + ?Sized>(call: &mut Call, send: &W
         }
         return;
     }
-    // Every receive first, each at the largest frame its piece can take (its values
-    // raw): no exchange of the compressed sizes, so each piece leaves as soon as it is
-    // compressed, and the pieces that arrive meanwhile are decoded between compressions.
-    let sources: Vec<usize> = (1..p).map(|i| call.comm.peer(-(i as isize))).collect();
-    let mut recvs: Vec<_> = sources.iter().map(|&s| call.comm.irecv(s, TAG_ALLTOALL, HEADER_LEN + blocks.len(s) * T::SIZE)).collect();
-    let absorb = |call: &mut Call, recv: &mut W, j: usize, bytes: Vec<u8>| {
-        let src = sources[j];
-        let want = call.expect::<T>(Some(src), Some(p), blocks.len(src));
-        call.decode_at(src, &bytes, &want, recv, blocks.range(src));
+    // Each piece travels in pipeline chunks, one message each, as the rings' blocks do:
+    // the chunks leave as they are compressed and MPI's TCP transport progresses between
+    // them (it moves data only inside MPI calls), where one message per piece would wait
+    // for the whole piece's compression on both sides. Every receive is posted first,
+    // at the largest size its chunk can take (no exchange of compressed sizes).
+    let chunks = |call: &Call, r: usize| pieces(blocks.range(r), call.chunk_values::<T>(blocks.len(r)));
+    // (source, chunk, chunks of its piece, range) of every receive, in posting order.
+    let mut incoming = Vec::new();
+    for i in 1..p {
+        let src = call.comm.peer(-(i as isize));
+        let ranges = chunks(call, src);
+        let n = ranges.len();
+        incoming.extend(ranges.into_iter().enumerate().map(|(j, range)| (src, j, n, range)));
+    }
+    let mut recvs: Vec<_> = incoming.iter().map(|(src, _, _, range)| call.comm.irecv(*src, TAG_ALLTOALL, HEADER_LEN + range.len() * T::SIZE)).collect();
+    let absorb = |call: &mut Call, recv: &mut W, k: usize, bytes: Vec<u8>| {
+        let (src, j, n, range) = &incoming[k];
+        let want = call.expect::<T>(Some(*j), Some(*n), range.len());
+        call.decode_at(*src, &bytes, &want, recv, range.clone());
     };
-    // Destinations staggered (rank + 1 first), so that no rank receives from all at once.
-    let dests: Vec<usize> = (1..p).map(|i| call.comm.peer(i as isize)).collect();
-    let ranges: Vec<_> = dests.iter().map(|&d| blocks.range(d)).collect();
-    let mut sends = Vec::with_capacity(dests.len());
-    call.frames_each(send, &ranges, |_| me, p, |call, j, frame| {
-        sends.push(call.isend::<T>(dests[j], TAG_ALLTOALL, frame, ranges[j].len()));
+    // Destinations in turn, staggered (rank + 1 first): while the ranks keep pace, each
+    // node sends to one peer and receives from another, one flow each way per link.
+    let mut outgoing = Vec::new();
+    for i in 1..p {
+        let dest = call.comm.peer(i as isize);
+        let ranges = chunks(call, dest);
+        let n = ranges.len();
+        outgoing.extend(ranges.into_iter().enumerate().map(|(j, range)| (dest, j, n, range)));
+    }
+    let ranges: Vec<_> = outgoing.iter().map(|x| x.3.clone()).collect();
+    let mut sends = Vec::with_capacity(ranges.len());
+    call.frames_labeled(send, &ranges, |i| (outgoing[i].1, outgoing[i].2), |call, i, frame| {
+        sends.push(call.isend::<T>(outgoing[i].0, TAG_ALLTOALL, frame, ranges[i].len()));
         test_all(&mut sends);
         test_all(&mut recvs);
         for (k, rx) in recvs.iter_mut().enumerate() {
@@ -49,8 +66,8 @@ pub(crate) fn alltoall<T: Value, W: Place<T> + ?Sized>(call: &mut Call, send: &W
             }
         }
     });
-    while let Some(j) = wait_any(&mut recvs) {
-        absorb(call, recv, j, recvs[j].take_bytes());
+    while let Some(k) = wait_any(&mut recvs) {
+        absorb(call, recv, k, recvs[k].take_bytes());
     }
     wait_all(&mut sends);
 }
