@@ -4,7 +4,7 @@
 //! writes the CSV, the table and a latency plot, and tears the cluster down.
 
 use crate::bench_csv::{self, RankTimes, Row};
-use crate::cluster::Cluster;
+use crate::cluster::{Cluster, MpiDuplex};
 use crate::units::{fmt_size, parse_size};
 use crate::{plot, signals, workspace, Shape};
 use clap::Args;
@@ -72,12 +72,7 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
         probe.duplex_efficiency()
     );
     let duplex = cluster.mpi_duplex(&program)?;
-    println!(
-        "MPI probe: {:.1} MB/s one way, {:.1} MB/s each way with both busy (duplex efficiency {:.3})",
-        duplex.one_way_bytes_per_s / 1e6,
-        duplex.two_way_bytes_per_s / 1e6,
-        duplex.efficiency()
-    );
+    println!("{}", duplex.describe());
 
     let n_algos = a.algos.split(',').count();
     let total = a.ops.len() * a.sizes.len() * n_algos;
@@ -132,13 +127,11 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
     let mut report = String::new();
     let _ = writeln!(
         report,
-        "cluster: {description}\nlink probe: rtt {:.1} us, {:.1} MB/s payload, {:.1} MB/s each way with both busy\nMPI probe: {:.1} MB/s one way, {:.1} MB/s each way with both busy (duplex efficiency {:.3})\nmachine load average (1 min) before the build: {load_before}, after the run: {}; other runnable threads before the build (mean of 2 s): {runnable_before:.2}\n",
+        "cluster: {description}\nlink probe: rtt {:.1} us, {:.1} MB/s payload, {:.1} MB/s each way with both busy\n{}\nmachine load average (1 min) before the build: {load_before}, after the run: {}; other runnable threads before the build (mean of 2 s): {runnable_before:.2}\n",
         probe.rtt.as_secs_f64() * 1e6,
         probe.bytes_per_s / 1e6,
         probe.two_way_bytes_per_s / 1e6,
-        duplex.one_way_bytes_per_s / 1e6,
-        duplex.two_way_bytes_per_s / 1e6,
-        duplex.efficiency(),
+        duplex.describe(),
         load_average()
     );
     report.push_str(&table(&rows, baseline));
@@ -157,7 +150,7 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
     }
     println!("csv: {}", csv_path.display());
     let efficiency = probe.bytes_per_s * 8.0 / a.shape.link as f64;
-    match model_report(&csv_path, &a.shape, (efficiency, duplex.efficiency()), runnable_before) {
+    match model_report(&csv_path, &a.shape, (efficiency, &duplex), runnable_before) {
         Ok(text) => {
             println!("\n{text}");
             std::fs::write(out.join("model.md"), text).map_err(|e| e.to_string())?;
@@ -173,15 +166,16 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
 }
 
 /// `xtask model` (release build) validated against this run's CSV, with the link's
-/// measured payload efficiency and duplex efficiency.
-fn model_report(csv: &std::path::Path, shape: &Shape, (efficiency, duplex): (f64, f64), background_load: f64) -> Result<String, String> {
+/// measured payload efficiency and the MPI probe's duplex efficiencies.
+fn model_report(csv: &std::path::Path, shape: &Shape, (efficiency, duplex): (f64, &MpiDuplex), background_load: f64) -> Result<String, String> {
     let exe = workspace::build_release_bin("xtask", "xtask")?;
     let out = std::process::Command::new(&exe)
         .arg("model")
         .arg("--csv")
         .arg(csv)
         .args(["--link", &shape.link.to_string(), "--latency", &format!("{}us", shape.latency.as_micros()), "--efficiency", &format!("{efficiency:.4}")])
-        .args(["--duplex-efficiency", &format!("{duplex:.4}"), "--background-load", &format!("{background_load:.2}")])
+        .args(["--duplex-efficiency", &format!("{:.4}", duplex.efficiency()), "--chunk-duplex-efficiency", &format!("{:.4}", duplex.chunk_efficiency())])
+        .args(["--background-load", &format!("{background_load:.2}")])
         .output()
         .map_err(|e| format!("{}: {e}", exe.display()))?;
     let text = String::from_utf8_lossy(&out.stdout).into_owned();

@@ -4,7 +4,9 @@
 //! partner both ways at once, the pattern of Open MPI's Allreduce, Allgather and
 //! Alltoall). The raw TCP probe keeps nearly its whole rate both ways; MPI does not (its
 //! ranks drive the sockets from their own threads, on the cores they share), so the
-//! cost model's duplex efficiency comes from this probe.
+//! cost model's duplex efficiency comes from this probe. A third run, C-Coll's pipelined
+//! ring allgather with every chunk raw (no codec work), measures the same for a stream
+//! of pipeline chunks, which keeps the link busier both ways.
 
 use super::Cluster;
 use crate::bench_csv::Row;
@@ -25,6 +27,8 @@ pub struct MpiDuplex {
     pub one_way_bytes_per_s: f64,
     /// Payload bytes per second of each direction while both carry data.
     pub two_way_bytes_per_s: f64,
+    /// The same for streams of pipeline chunks, one each way.
+    pub chunk_two_way_bytes_per_s: f64,
 }
 
 /// The cost model's duplex efficiency: the share of the one-way rate each direction
@@ -39,39 +43,62 @@ impl MpiDuplex {
         efficiency(self.one_way_bytes_per_s, self.two_way_bytes_per_s)
     }
 
+    /// The cost model's duplex efficiency of chunk streams.
+    pub fn chunk_efficiency(&self) -> f64 {
+        efficiency(self.one_way_bytes_per_s, self.chunk_two_way_bytes_per_s)
+    }
+
+    /// One line for logs and reports.
+    pub fn describe(&self) -> String {
+        format!(
+            "MPI probe: {:.1} MB/s one way, {:.1} MB/s each way with both busy (duplex efficiency {:.3}), chunk streams {:.1} MB/s each way (chunk duplex efficiency {:.3})",
+            self.one_way_bytes_per_s / 1e6,
+            self.two_way_bytes_per_s / 1e6,
+            self.efficiency(),
+            self.chunk_two_way_bytes_per_s / 1e6,
+            self.chunk_efficiency()
+        )
+    }
+
     /// From ccoll-bench's plain-MPI rows at one size: `p2p` reports half a ping-pong's
     /// round trip, which the ranks that start it (the slowest) time whole: one message
     /// of `bytes`; `allgather` on `p` ranks (a power of two below 32, where Open MPI runs
     /// recursive doubling) moves `(p - 1) bytes` each way per rank, done when the slowest
     /// rank is. At one size MPI's per-message overheads weigh alike on both, so their
-    /// ratio is what the reverse direction's traffic costs.
-    pub fn from_rows(p2p: &Row, allgather: &Row) -> Result<MpiDuplex, String> {
+    /// ratio is what the reverse direction's traffic costs. `chunked` is the C-Coll
+    /// ring allgather's row at the same size (each rank's `(p - 1) bytes` each way too).
+    pub fn from_rows(p2p: &Row, allgather: &Row, chunked: &Row) -> Result<MpiDuplex, String> {
         let p = allgather.ranks;
         if !(2..32).contains(&p) || !p.is_power_of_two() {
             return Err(format!("the two-way probe needs a power of two below 32 ranks (recursive doubling), not {p}"));
         }
-        if p2p.bytes != allgather.bytes {
-            return Err(format!("the MPI probe's sizes differ: {} and {} bytes", p2p.bytes, allgather.bytes));
+        if p2p.bytes != allgather.bytes || chunked.bytes != allgather.bytes || chunked.ranks != p {
+            return Err(format!("the MPI probe's runs differ: {} / {} / {} bytes", p2p.bytes, allgather.bytes, chunked.bytes));
         }
-        if p2p.lat_max_us <= 0.0 || allgather.lat_max_us <= 0.0 {
+        if p2p.lat_max_us <= 0.0 || allgather.lat_max_us <= 0.0 || chunked.lat_max_us <= 0.0 {
             return Err("the MPI probe measured no time".into());
         }
+        let each_way = |r: &Row| (p - 1) as f64 * r.bytes as f64 / (r.lat_max_us * 1e-6);
         Ok(MpiDuplex {
             one_way_bytes_per_s: p2p.bytes as f64 / (p2p.lat_max_us * 1e-6),
-            two_way_bytes_per_s: (p - 1) as f64 * allgather.bytes as f64 / (allgather.lat_max_us * 1e-6),
+            two_way_bytes_per_s: each_way(allgather),
+            chunk_two_way_bytes_per_s: each_way(chunked),
         })
     }
 }
 
-/// Runs the two plain-MPI measurements with `program` (ccoll-bench) on `cluster`, the
-/// two-way one [`PROBE_RUNS`] times (its median run).
+/// Runs the three measurements with `program` (ccoll-bench) on `cluster`, the two-way
+/// ones [`PROBE_RUNS`] times each (their median runs).
 pub fn measure(cluster: &Cluster, program: &Path) -> Result<MpiDuplex, String> {
-    let row = |op: &str| -> Result<Row, String> {
-        let args: Vec<String> =
-            ["--op", op, "--algo", "mpi", "--codec", "szx-rel:1e-3", "--sizes", &fmt_size(PROBE_BYTES), "--iters", "10", "--warmup", "1", "--format", "csv"]
-                .iter()
-                .map(|s| s.to_string())
-                .collect();
+    let row = |op: &str, algo: &str| -> Result<Row, String> {
+        // Below the compression threshold (the whole message), C-Coll's frames are raw.
+        let raw = (PROBE_BYTES + 1).to_string();
+        let args: Vec<String> = [
+            "--op", op, "--algo", algo, "--codec", "szx-rel:1e-3", "--sizes", &fmt_size(PROBE_BYTES), "--iters", "10", "--warmup", "1", "--format", "csv", "--min-bytes", &raw,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         let mut got = None;
         let status = cluster.run_mpi(program, &args, Duration::from_secs(120), |line| got = got.take().or_else(|| Row::parse(line)))?;
         match got {
@@ -79,11 +106,11 @@ pub fn measure(cluster: &Cluster, program: &Path) -> Result<MpiDuplex, String> {
             _ => Err(format!("MPI probe ({op}): ccoll-bench exited with {status} and no result")),
         }
     };
-    let allgathers = (0..PROBE_RUNS).map(|_| row("allgather")).collect::<Result<Vec<_>, _>>()?;
-    MpiDuplex::from_rows(&row("p2p")?, &median_by_slowest(allgathers))
+    let median = |algo: &str| (0..PROBE_RUNS).map(|_| row("allgather", algo)).collect::<Result<Vec<_>, _>>().map(median_by_slowest);
+    MpiDuplex::from_rows(&row("p2p", "mpi")?, &median("mpi")?, &median("c-coll")?)
 }
 
-/// Separate runs of the two-way probe: MPI's two-way rate settles per run, at one of
+/// Separate runs of each two-way probe: MPI's two-way rate settles per run, at one of
 /// two levels (61 or 71 MB/s each way, four runs at 24 MiB on 2026-11-26).
 const PROBE_RUNS: usize = 3;
 
@@ -113,15 +140,20 @@ mod tests {
         // 4 MiB one way in 35 ms (the slowest rank; the echoing ones report less): 119.8
         // MB/s. Recursive doubling on 4 ranks moves 12 MiB each way; 175 ms for the
         // slowest rank is 71.9 MB/s: 0.6 of the one-way rate.
-        let d = MpiDuplex::from_rows(&row("p2p", 4, 26.0, 35.0), &row("allgather", 4, 170.0, 175.0)).unwrap();
+        // The chunked ring moves the same 12 MiB each way in 140 ms: 0.75 of one way.
+        let chunked = row("allgather", 4, 130.0, 140.0);
+        let d = MpiDuplex::from_rows(&row("p2p", 4, 26.0, 35.0), &row("allgather", 4, 170.0, 175.0), &chunked).unwrap();
         assert!((d.one_way_bytes_per_s - 4194304.0 / 0.035).abs() < 1.0, "{d:?}");
         assert!((d.two_way_bytes_per_s - 3.0 * 4194304.0 / 0.175).abs() < 1.0, "{d:?}");
         assert!((d.efficiency() - 0.6).abs() < 1e-12, "{d:?}");
+        assert!((d.chunk_efficiency() - 0.75).abs() < 1e-12, "{d:?}");
         // Not recursive doubling, different sizes, or nothing measured: an error.
         let mut other = row("allgather", 4, 170.0, 175.0);
         other.bytes *= 2;
-        assert!(MpiDuplex::from_rows(&row("p2p", 4, 35.0, 36.0), &other).is_err());
-        assert!(MpiDuplex::from_rows(&row("p2p", 4, 35.0, 36.0), &row("allgather", 6, 170.0, 175.0)).is_err());
-        assert!(MpiDuplex::from_rows(&row("p2p", 4, 0.0, 0.0), &row("allgather", 4, 170.0, 175.0)).is_err());
+        assert!(MpiDuplex::from_rows(&row("p2p", 4, 35.0, 36.0), &other, &chunked).is_err());
+        assert!(MpiDuplex::from_rows(&row("p2p", 4, 35.0, 36.0), &row("allgather", 4, 170.0, 175.0), &other).is_err());
+        assert!(MpiDuplex::from_rows(&row("p2p", 4, 35.0, 36.0), &row("allgather", 6, 170.0, 175.0), &chunked).is_err());
+        assert!(MpiDuplex::from_rows(&row("p2p", 4, 0.0, 0.0), &row("allgather", 4, 170.0, 175.0), &chunked).is_err());
+        assert!(MpiDuplex::from_rows(&row("p2p", 4, 35.0, 36.0), &row("allgather", 4, 170.0, 175.0), &row("allgather", 4, 0.0, 0.0)).is_err());
     }
 }

@@ -38,6 +38,10 @@ pub struct ModelArgs {
     /// its one-way rate, which the demo's MPI probe measures and passes; needed with --csv.
     #[arg(long)]
     duplex_efficiency: Option<f64>,
+    /// The same for C-Coll's streams of pipeline chunks (the demo's chunk probe: its
+    /// pipelined ring allgather with every chunk raw); default: --duplex-efficiency.
+    #[arg(long)]
+    chunk_duplex_efficiency: Option<f64>,
     /// Slowdown of CPU work when all ranks of the emulated host run at once against the
     /// calibration alone (default: measured, see docs/cost-model.md).
     #[arg(long)]
@@ -136,6 +140,7 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
             codec_threads: threads as f64,
             link_bytes_per_s: a.link as f64 / 8.0 * a.efficiency,
             duplex_efficiency: duplex,
+            chunk_duplex_efficiency: a.chunk_duplex_efficiency.unwrap_or(duplex),
             contention,
             alpha_s: a.latency.as_secs_f64(),
             host_cores,
@@ -196,6 +201,7 @@ pub struct Emulated {
     pub codec_threads: f64,
     pub link_bytes_per_s: f64,
     pub duplex_efficiency: f64,
+    pub chunk_duplex_efficiency: f64,
     pub contention: f64,
     pub alpha_s: f64,
     pub host_cores: f64,
@@ -212,6 +218,7 @@ impl Emulated {
             ranks,
             link_bytes_per_s: self.link_bytes_per_s,
             duplex_efficiency: self.duplex_efficiency,
+            chunk_duplex_efficiency: self.chunk_duplex_efficiency,
             contention: self.contention,
             alpha_s: self.alpha_s,
             host_cores: self.host_cores,
@@ -408,7 +415,7 @@ mod tests {
     }
 
     fn run() -> Emulated {
-        Emulated { codec_threads: 1.0, link_bytes_per_s: 120e6, duplex_efficiency: 0.5, contention: 1.0, alpha_s: 50e-6, host_cores: 2.0, background_load: 0.0 }
+        Emulated { codec_threads: 1.0, link_bytes_per_s: 120e6, duplex_efficiency: 0.5, chunk_duplex_efficiency: 0.5, contention: 1.0, alpha_s: 50e-6, host_cores: 2.0, background_load: 0.0 }
     }
 
     fn row(op: CollOp, algo: Algorithm, bytes: u64, ratio: f64, secs: f64) -> Row {
