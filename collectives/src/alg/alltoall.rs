@@ -2,8 +2,11 @@
 //!
 //! C-Coll: every piece in pipeline chunks. Post every receive at the largest size its
 //! chunk can take, send each outgoing chunk as soon as it is compressed (destinations in
-//! turn), and decompress each arriving chunk between compressions or after them. CPR-P2P: the pairwise exchange (step i: send to
-//! rank + i, receive from rank - i), compressing each send and decompressing each receive.
+//! turn), and decompress each arriving chunk between compressions or after them.
+//! CPR-P2P: the pairwise exchange (step i: send to rank + i, receive from rank - i),
+//! compressing each send and decompressing each receive.
+
+use core::ops::Range;
 
 use crate::blocks::Blocks;
 use crate::call::{pieces, Call};
@@ -30,15 +33,19 @@ pub(crate) fn alltoall<T: Value, W: Place<T> + ?Sized>(call: &mut Call, send: &W
     // them (it moves data only inside MPI calls), where one message per piece would wait
     // for the whole piece's compression on both sides. Every receive is posted first,
     // at the largest size its chunk can take (no exchange of compressed sizes).
-    let chunks = |call: &Call, r: usize| pieces(blocks.range(r), call.chunk_values::<T>(blocks.len(r)));
-    // (source, chunk, chunks of its piece, range) of every receive, in posting order.
-    let mut incoming = Vec::new();
-    for i in 1..p {
-        let src = call.comm.peer(-(i as isize));
-        let ranges = chunks(call, src);
-        let n = ranges.len();
-        incoming.extend(ranges.into_iter().enumerate().map(|(j, range)| (src, j, n, range)));
-    }
+    // (peer, chunk, chunks of its piece, range) of every chunk exchanged with the peers
+    // `dir` away (1: the destinations, rank + 1 first; -1: the sources), in order.
+    let plan = |call: &Call, dir: isize| -> Vec<(usize, usize, usize, Range<usize>)> {
+        let mut chunks = Vec::new();
+        for i in 1..p as isize {
+            let peer = call.comm.peer(dir * i);
+            let ranges = pieces(blocks.range(peer), call.chunk_values::<T>(blocks.len(peer)));
+            let n = ranges.len();
+            chunks.extend(ranges.into_iter().enumerate().map(|(j, range)| (peer, j, n, range)));
+        }
+        chunks
+    };
+    let incoming = plan(call, -1);
     let mut recvs: Vec<_> = incoming.iter().map(|(src, _, _, range)| call.comm.irecv(*src, TAG_ALLTOALL, HEADER_LEN + range.len() * T::SIZE)).collect();
     let absorb = |call: &mut Call, recv: &mut W, k: usize, bytes: Vec<u8>| {
         let (src, j, n, range) = &incoming[k];
@@ -47,13 +54,7 @@ pub(crate) fn alltoall<T: Value, W: Place<T> + ?Sized>(call: &mut Call, send: &W
     };
     // Destinations in turn, staggered (rank + 1 first): while the ranks keep pace, each
     // node sends to one peer and receives from another, one flow each way per link.
-    let mut outgoing = Vec::new();
-    for i in 1..p {
-        let dest = call.comm.peer(i as isize);
-        let ranges = chunks(call, dest);
-        let n = ranges.len();
-        outgoing.extend(ranges.into_iter().enumerate().map(|(j, range)| (dest, j, n, range)));
-    }
+    let outgoing = plan(call, 1);
     let ranges: Vec<_> = outgoing.iter().map(|x| x.3.clone()).collect();
     let mut sends = Vec::with_capacity(ranges.len());
     call.frames_labeled(send, &ranges, |i| (outgoing[i].1, outgoing[i].2), |call, i, frame| {
