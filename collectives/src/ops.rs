@@ -10,7 +10,7 @@ use crate::accuracy::compressions_per_value;
 use crate::alg::ring::{GatherStyle, StepStyle};
 use crate::alg::{alltoall, baseline, cdr, doubling, hier_host, p2p, ring, tree};
 use crate::blocks::Blocks;
-use crate::call::{begin, Call, RingStage, Setup};
+use crate::call::{begin, Call, Setup};
 use crate::config::MAX_AUTO_CHUNKS;
 use crate::frame::HEADER_LEN;
 use crate::place::Place;
@@ -304,11 +304,9 @@ pub(crate) fn reduce<C: CommHandle, T: Value, W: Place<T> + ?Sized>(
             let blocks = Blocks::even(n, c.size);
             // C-Coll compresses each reduced block once more, on its way to the root.
             if compressed_once {
-                call.ring_stage(RingStage::ReduceScatter, c.size, op);
-            }
-            ring::reduce_scatter(&mut call, &mut *work, Some(send), &blocks, op, style);
-            if compressed_once {
-                call.ring_stage(RingStage::Last, c.size, op);
+                ring::reduce_scatter_before_once(&mut call, &mut *work, Some(send), &blocks, op, style);
+            } else {
+                ring::reduce_scatter(&mut call, &mut *work, Some(send), &blocks, op, style);
             }
             work.view(blocks.range(c.rank), |own| tree::gather(&mut call, own, recv, &blocks, root, !compressed_once));
         }

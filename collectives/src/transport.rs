@@ -343,6 +343,18 @@ pub(crate) fn test_all(reqs: &mut [Pending]) {
     }
 }
 
+/// Tests every receive of `recvs` at once and hands each that completed and was not
+/// taken yet to `take` (its index, its bytes): a pipeline's progress between two pieces
+/// of its own work.
+pub(crate) fn take_arrived(recvs: &mut [Pending], mut take: impl FnMut(usize, Vec<u8>)) {
+    test_all(recvs);
+    for (k, rx) in recvs.iter_mut().enumerate() {
+        if !rx.consumed() && rx.done() {
+            take(k, rx.take_bytes());
+        }
+    }
+}
+
 /// Waits for every request.
 pub(crate) fn wait_all(reqs: &mut [Pending]) {
     reqs.iter_mut().for_each(Pending::wait);

@@ -12,7 +12,7 @@ use crate::blocks::Blocks;
 use crate::call::{pieces, Call};
 use crate::place::Place;
 use crate::frame::HEADER_LEN;
-use crate::transport::{test_all, wait_all, wait_any, TAG_ALLTOALL};
+use crate::transport::{take_arrived, test_all, wait_all, wait_any, TAG_ALLTOALL};
 use crate::Value;
 
 /// Alltoall: block `d` of `send` goes to rank `d`; block `s` of `recv` comes from rank `s`.
@@ -60,12 +60,7 @@ pub(crate) fn alltoall<T: Value, W: Place<T> + ?Sized>(call: &mut Call, send: &W
     call.frames_labeled(send, &ranges, |i| (outgoing[i].1, outgoing[i].2), |call, i, frame| {
         sends.push(call.isend::<T>(outgoing[i].0, TAG_ALLTOALL, frame, ranges[i].len()));
         test_all(&mut sends);
-        test_all(&mut recvs);
-        for (k, rx) in recvs.iter_mut().enumerate() {
-            if !rx.consumed() && rx.done() {
-                absorb(call, recv, k, rx.take_bytes());
-            }
-        }
+        take_arrived(&mut recvs, |k, bytes| absorb(call, recv, k, bytes));
     });
     while let Some(k) = wait_any(&mut recvs) {
         absorb(call, recv, k, recvs[k].take_bytes());

@@ -13,7 +13,7 @@ use crate::blocks::Blocks;
 use crate::call::{pieces, Call, RingStage};
 use crate::frame::HEADER_LEN;
 use crate::place::Place;
-use crate::transport::{test_all, wait_all, wait_any, Inbox, Pending, TAG_GATHER_RING, TAG_RING};
+use crate::transport::{take_arrived, test_all, wait_all, wait_any, Inbox, Pending, TAG_GATHER_RING, TAG_RING};
 use crate::{ReduceOp, Value};
 
 /// How a reduce-scatter step moves its block.
@@ -119,12 +119,7 @@ fn step<T: Value, W: Place<T> + ?Sized>(
                     sends.push(call.isend::<T>(next, TAG_RING, frame, send_pieces[i].len()));
                     // Progress between chunks: test the sends, take every chunk that has arrived.
                     test_all(&mut sends);
-                    test_all(&mut recvs);
-                    for (j, rx) in recvs.iter_mut().enumerate() {
-                        if !rx.consumed() && rx.done() {
-                            absorb(call, incoming, addend, j, rx.take_bytes(), scratch);
-                        }
-                    }
+                    take_arrived(&mut recvs, |j, bytes| absorb(call, incoming, addend, j, bytes, scratch));
                 });
                 if style == StepStyle::Blocking {
                     recvs = post(call);
@@ -138,14 +133,20 @@ fn step<T: Value, W: Place<T> + ?Sized>(
     });
 }
 
-/// Allreduce: the reduce-scatter in `step` style, then the allgather in `gather` style
-/// (which compresses each reduced block once), the call's budget of p x E split between
-/// the two ([`Call::ring_stage`]).
-pub(crate) fn allreduce<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &mut W, input: Option<&W>, blocks: &Blocks, op: ReduceOp, (step, gather): (StepStyle, GatherStyle)) {
+/// [`reduce_scatter`] as the first stage of a call that then compresses each reduced
+/// block once more: the reduce-scatter at its share of the call's budget of p x E, and
+/// the call left at the last compression's share ([`Call::ring_stage`]).
+pub(crate) fn reduce_scatter_before_once<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &mut W, input: Option<&W>, blocks: &Blocks, op: ReduceOp, style: StepStyle) {
     let p = call.comm.size;
     call.ring_stage(RingStage::ReduceScatter, p, op);
-    reduce_scatter(call, work, input, blocks, op, step);
+    reduce_scatter(call, work, input, blocks, op, style);
     call.ring_stage(RingStage::Last, p, op);
+}
+
+/// Allreduce: the reduce-scatter in `step` style, then the allgather in `gather` style,
+/// which compresses each reduced block once ([`reduce_scatter_before_once`]).
+pub(crate) fn allreduce<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &mut W, input: Option<&W>, blocks: &Blocks, op: ReduceOp, (step, gather): (StepStyle, GatherStyle)) {
+    reduce_scatter_before_once(call, work, input, blocks, op, step);
     allgather(call, work, blocks, gather, false);
 }
 
