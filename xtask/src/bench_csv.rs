@@ -1,8 +1,9 @@
 //! Rows of `ccoll-bench --format csv`:
-//! `op,algo,codec,ranks,bytes,lat_avg_us,lat_min_us,lat_max_us,comp_ratio,max_abs_err,bound,bound_ok`.
+//! `op,algo,codec,ranks,bytes,lat_avg_us,lat_min_us,lat_max_us,comp_ratio,max_abs_err,bound,bound_ok,comp_ratio_min`
+//! (CSVs written before the last column have twelve; their rows read it as `comp_ratio`).
 
 /// The header line ccoll-bench prints.
-pub const HEADER: &str = "op,algo,codec,ranks,bytes,lat_avg_us,lat_min_us,lat_max_us,comp_ratio,max_abs_err,bound,bound_ok";
+pub const HEADER: &str = "op,algo,codec,ranks,bytes,lat_avg_us,lat_min_us,lat_max_us,comp_ratio,max_abs_err,bound,bound_ok,comp_ratio_min";
 
 /// One measurement.
 #[derive(Clone, Debug, PartialEq)]
@@ -19,13 +20,15 @@ pub struct Row {
     pub max_abs_err: f64,
     pub bound: f64,
     pub bound_ok: bool,
+    /// The lowest of the ranks' own ratios (the heaviest sender).
+    pub comp_ratio_min: f64,
 }
 
 impl Row {
     /// Parses one data line; `None` for the header, blank lines and anything else.
     pub fn parse(line: &str) -> Option<Row> {
         let f: Vec<&str> = line.trim().split(',').map(str::trim).collect();
-        if f.len() != 12 || f[0] == "op" {
+        if !(12..=13).contains(&f.len()) || f[0] == "op" {
             return None;
         }
         let num = |i: usize| f[i].parse::<f64>().ok();
@@ -43,14 +46,27 @@ impl Row {
             max_abs_err: num(9).unwrap_or(0.0),
             bound: num(10).unwrap_or(0.0),
             bound_ok: matches!(f[11], "1" | "true" | "yes" | "ok"),
+            comp_ratio_min: f.get(12).and_then(|x| x.parse().ok()).or(num(8)).unwrap_or(1.0),
         })
     }
 
     /// The row as a CSV line in [`HEADER`] order.
     pub fn to_csv(&self) -> String {
         format!(
-            "{},{},{},{},{},{:.1},{:.1},{:.1},{:.4},{:.6e},{:.6e},{}",
-            self.op, self.algo, self.codec, self.ranks, self.bytes, self.lat_avg_us, self.lat_min_us, self.lat_max_us, self.comp_ratio, self.max_abs_err, self.bound, self.bound_ok
+            "{},{},{},{},{},{:.1},{:.1},{:.1},{:.4},{:.6e},{:.6e},{},{:.4}",
+            self.op,
+            self.algo,
+            self.codec,
+            self.ranks,
+            self.bytes,
+            self.lat_avg_us,
+            self.lat_min_us,
+            self.lat_max_us,
+            self.comp_ratio,
+            self.max_abs_err,
+            self.bound,
+            self.bound_ok,
+            self.comp_ratio_min
         )
     }
 }
@@ -114,13 +130,17 @@ mod tests {
 
     #[test]
     fn rows_parse_and_round_trip() {
-        let text = format!("{HEADER}\nallreduce,c-coll,szx-rel=1e-3,4,67108864,250000.5,240000.0,260000.0,12.5,1.2e-3,1.3e-3,true\nnoise\n");
+        let text = format!("{HEADER}\nallreduce,c-coll,szx-rel=1e-3,4,67108864,250000.5,240000.0,260000.0,12.5,1.2e-3,1.3e-3,true,9.25\nnoise\n");
         let rows = parse_all(&text);
         assert_eq!(rows.len(), 1);
         let r = &rows[0];
         assert_eq!((r.op.as_str(), r.algo.as_str(), r.ranks, r.bytes), ("allreduce", "c-coll", 4, 64 << 20));
-        assert!(r.bound_ok && r.comp_ratio == 12.5 && r.lat_avg_us == 250000.5);
+        assert!(r.bound_ok && r.comp_ratio == 12.5 && r.comp_ratio_min == 9.25 && r.lat_avg_us == 250000.5);
         assert_eq!(Row::parse(&r.to_csv()).unwrap(), *r);
+        // A row of the twelve columns before comp_ratio_min: the heaviest sender is taken
+        // as the average.
+        let old = Row::parse("allreduce,c-coll,szx-rel=1e-3,4,64,2.0,1.0,3.0,12.5,1e-3,2e-3,true").unwrap();
+        assert_eq!(old.comp_ratio_min, 12.5);
         let plain = Row::parse("bcast,mpi,none,4,16,10.0,9.0,11.0,-,-,-,true").unwrap();
         assert_eq!((plain.comp_ratio, plain.bound), (1.0, 0.0));
         assert!(Row::parse("bcast,mpi,none,x,16,10.0,9.0,11.0,1,0,0,true").is_none());

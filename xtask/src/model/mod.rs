@@ -432,6 +432,7 @@ mod tests {
             max_abs_err: 0.0,
             bound: 0.0,
             bound_ok: true,
+            comp_ratio_min: ratio,
         }
     }
 

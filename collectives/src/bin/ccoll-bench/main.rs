@@ -248,6 +248,10 @@ fn bench<T: Value>(world: &SimpleCommunicator, args: &Args, plan: &Plan) -> Resu
                 lat_min_us: all_reduce(world, if active { lat_us } else { f64::INFINITY }, SystemOperation::min()),
                 lat_max_us: all_reduce(world, if active { lat_us } else { 0.0 }, SystemOperation::max()),
                 comp_ratio: ratio(all_reduce(world, raw as f64, SystemOperation::sum()), all_reduce(world, sent as f64, SystemOperation::sum())),
+                // The heaviest sender's own ratio (ranks that sent nothing left out).
+                comp_ratio_min: Some(all_reduce(world, if sent > 0 { ratio(raw as f64, sent as f64) } else { f64::INFINITY }, SystemOperation::min()))
+                    .filter(|r| r.is_finite())
+                    .unwrap_or(1.0),
                 max_abs_err: err,
                 bound,
                 bound_ok: within,
