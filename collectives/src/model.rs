@@ -33,6 +33,11 @@ pub struct Params {
     pub chunk_duplex_efficiency: f64,
     /// Per-message cost: one-way latency plus software overhead, seconds.
     pub alpha_s: f64,
+    /// Largest message that leaves as soon as it is posted (MPI's eager protocol; Open
+    /// MPI's TCP transport writes it to the socket at once). A larger one waits for the
+    /// receiver's reply (rendezvous) and moves only while its sender is inside MPI, so a
+    /// tree parent that compresses for its next child before waiting holds it back.
+    pub eager_bytes: f64,
     /// Codec throughputs in uncompressed bytes per second (what one rank's codec does).
     pub comp_bytes_per_s: f64,
     pub decomp_bytes_per_s: f64,
@@ -94,6 +99,7 @@ impl Params {
         duplex_efficiency: 1.0,
         chunk_duplex_efficiency: 1.0,
         alpha_s: 0.0,
+        eager_bytes: f64::INFINITY,
         comp_bytes_per_s: 1.0,
         decomp_bytes_per_s: 1.0,
         codec_call_s: 0.0,
@@ -318,6 +324,22 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
     Some(scan + time)
 }
 
+/// The ratio that prices `op`'s critical path, given the whole call's `ratio` and the
+/// heaviest sender's own (`heaviest`: the lowest of the ranks' ratios; equal on uniform
+/// data). In an Alltoall each rank sends only its own blocks, so the rank whose data
+/// compresses least compresses longest and its link carries the most, and every
+/// destination waits for its pieces. CPR-P2P's rings exchange whole blocks step by step,
+/// each step as slow as its heaviest block, which is in flight at every step. C-Coll's
+/// rings stream chunks without steps (every link carries every block, so their sum sets
+/// the pace), and the trees' root sends or receives every block: there the whole call's
+/// ratio prices them.
+pub fn pacing_ratio(op: CollOp, algo: Algorithm, ratio: f64, heaviest: f64) -> f64 {
+    match (op, algo) {
+        (CollOp::Alltoall, _) | (CollOp::Allreduce | CollOp::Allgather, Algorithm::CprP2p) => heaviest.min(ratio),
+        _ => ratio,
+    }
+}
+
 /// The `cdr` Allreduce on blocks of `b` bytes, after the scan, or `None` where the
 /// compressed-domain reduction's speed is not known. Reduce-scatter: every rank
 /// compresses its first outgoing block, then in each of the `p - 1` steps compresses its
@@ -361,10 +383,12 @@ fn pipeline(chunk: &[f64], total: &[f64]) -> f64 {
 /// to its `L` children, inner ranks forward each chunk as it arrives and decode it while
 /// the next travel; the first chunk crosses the `L` levels, then the slowest stage
 /// (compressing a chunk, the root's link, decoding it) repeats for the other `k - 1`.
-/// CPR-P2P (`recompress`): whole messages, decoded and compressed again at every inner
-/// rank; a parent sends to its children at once, so its link carries all their messages
-/// before the deepest child can forward: the path to the deepest leaf crosses
-/// `L + (L - 1) + ... + 1` message times.
+/// CPR-P2P (`recompress`): whole messages, decoded and compressed again (once per
+/// child) at every inner rank. Eager messages leave one by one, the deepest child's
+/// first: the path to the deepest leaf crosses `L` compressions and message times.
+/// Rendezvous ones move together once the parent has compressed for every child, so its
+/// link carries all their messages before the deepest child can go on: `L + (L - 1) +
+/// ... + 1` of each.
 fn tree_bcast(t: &Terms, n: f64, recompress: bool) -> f64 {
     let p = t.p;
     let all = p.ranks.max(1);
@@ -377,14 +401,22 @@ fn tree_bcast(t: &Terms, n: f64, recompress: bool) -> f64 {
         let stage = t.comp(c, 1).max(levels * wire).max(t.decomp(c, all));
         return first + (k - 1.0) * stage;
     }
-    let hops = levels * (levels + 1.0) / 2.0;
+    // A parent compresses the whole vector once per child, the deepest subtree's first.
+    // Eager messages leave as each is compressed: each level costs one compression and
+    // one message time. Rendezvous messages move once the parent waits, after all its
+    // compressions, and its link carries them all at once.
+    let eager = n / p.ratio <= p.eager_bytes;
+    let hop = |children: f64, code: f64| {
+        let sent = if eager { 1.0 } else { children };
+        sent * code + p.alpha_s + sent * n / p.ratio / p.link_bytes_per_s
+    };
     // The root compresses alone; on the deepest path the rank of each level decodes
     // beside its siblings, then compresses again beside those of them that have children
     // too; the leaf decodes last, alone.
-    let mut time = t.comp(n, 1) + hops * (n / p.ratio / p.link_bytes_per_s) + levels * p.alpha_s;
+    let mut time = hop(levels, t.comp(n, 1));
     for j in 1..levels as usize {
         let (receiving, forwarding) = siblings(levels, j);
-        time += t.decomp(n, receiving) + t.recomp(n, forwarding);
+        time += t.decomp(n, receiving) + hop(levels - j as f64, t.recomp(n, forwarding));
     }
     time + t.decomp(n, 1)
 }
@@ -408,8 +440,9 @@ fn siblings(levels: f64, j: usize) -> (usize, usize) {
 /// decoded as they come (the root's copy of its own block meanwhile is not priced).
 /// CPR-P2P (`recompress`): whole messages, every rank gathers its subtree's blocks in a
 /// buffer it allocates, inner ranks decode theirs and compress their children's again;
-/// along the deepest path a rank of subtree size `s` sends `s - 1` blocks to its
-/// children at once before its last child can go on.
+/// along the deepest path a rank of subtree size `s` compresses and sends the `s / 2`
+/// blocks of its deepest child first (eager), or all `s - 1` before that child can go on
+/// (rendezvous).
 fn tree_scatter(t: &Terms, m: f64, recompress: bool) -> f64 {
     let p = t.p;
     let all = p.ranks.max(1);
@@ -430,18 +463,24 @@ fn tree_scatter(t: &Terms, m: f64, recompress: bool) -> f64 {
     // alone; the deepest path's rank of each level decodes its subtree's blocks into its
     // buffer beside its siblings and compresses its children's again beside those that
     // forward too ([`siblings`]).
+    // A parent compresses and sends its children's blocks child by child, the deepest
+    // subtree (half of its own) first: an eager message leaves then, and the deepest
+    // child goes on; a rendezvous one waits until the parent has compressed for every
+    // child, and its link carries them all.
     let mut time = 0.0;
     let mut size = all as f64;
     let mut j = 0;
     while size > 1.0 {
+        let deepest = (size / 2.0).ceil();
+        let sent = if deepest * m / p.ratio <= p.eager_bytes { deepest } else { size - 1.0 };
         time += if j == 0 {
-            t.fresh(size * m, 1) + t.comp((size - 1.0) * m, 1)
+            t.fresh(size * m, 1) + t.comp(sent * m, 1)
         } else {
             let (receiving, forwarding) = siblings(levels, j);
-            t.fresh(size * m, receiving) + t.decomp(size * m, receiving) + t.recomp((size - 1.0) * m, forwarding)
+            t.fresh(size * m, receiving) + t.decomp(size * m, receiving) + t.recomp(sent * m, forwarding)
         };
-        time += p.alpha_s + (size - 1.0) * wire;
-        size = (size / 2.0).ceil();
+        time += p.alpha_s + sent * wire;
+        size = deepest;
         j += 1;
     }
     // The last rank decodes its block into its one-block buffer, alone (the copy into
@@ -670,6 +709,26 @@ mod tests {
     }
 
     #[test]
+    fn the_heaviest_sender_paces_alltoalls_and_whole_block_rings() {
+        // Alltoall: the rank with the least compressible blocks sends the most.
+        assert_eq!(pacing_ratio(Alltoall, CColl, 25.0, 10.9), 10.9);
+        // With a codec fast enough to leave the link the limit, that rank's 2.3 times as
+        // many bytes take 2.3 times as long.
+        let p = Params { comp_bytes_per_s: 1e15, decomp_bytes_per_s: 1e15, ..params(4) };
+        let at = |ratio: f64| time_s(Alltoall, CColl, 64e6, &Params { ratio, ..p }).unwrap();
+        let slower = at(pacing_ratio(Alltoall, CColl, 25.0, 10.9)) / at(25.0);
+        assert!((slower - 25.0 / 10.9).abs() < 0.01, "{slower}");
+        // CPR-P2P's rings move whole blocks step by step.
+        for op in [Alltoall, Allreduce, Allgather] {
+            assert_eq!(pacing_ratio(op, CprP2p, 25.0, 10.9), 10.9, "{op:?}");
+        }
+        // Chunk streams and trees carry every rank's blocks: the whole call's ratio.
+        for (op, algo) in [(Allreduce, CColl), (Allgather, CColl), (Bcast, CprP2p), (Scatter, CprP2p), (Scatter, CColl)] {
+            assert_eq!(pacing_ratio(op, algo, 25.0, 10.9), 25.0, "{op:?} {algo:?}");
+        }
+    }
+
+    #[test]
     fn plain_mpi_is_the_algorithm_open_mpi_picks() {
         let p = params(4);
         let n = 64e6;
@@ -701,15 +760,23 @@ mod tests {
     fn cpr_bcast_recompresses_whole_messages_at_every_hop() {
         let p = params(8);
         let n = 64e6;
-        // 3 levels: the root's 3 sends share its link, then 2, then 1: 6 message times
-        // of 6.4 MB; the root compresses once, the 2 inner ranks on the path decode and
-        // compress again, the leaf decodes (every rank into the caller's buffer).
-        let want = n / 500e6 + 6.0 * n / 10.0 / 125e6 + 3.0 * 50e-6 + 2.0 * (n / 500e6 + n / 500e6) + n / 500e6;
+        let (code, wire) = (n / 500e6, n / 10.0 / 125e6);
+        // 3 levels of eager messages (6.4 MB): the root compresses for its deepest child
+        // and its message leaves, the 2 inner ranks on the path decode and compress again
+        // for theirs, the leaf decodes (every rank into the caller's buffer).
+        let want = 3.0 * (code + 50e-6 + wire) + 2.0 * code + code;
         let cpr = time_s(Bcast, CprP2p, n, &p).unwrap();
         assert!(close(cpr, want), "{cpr}");
-        // Each of its 6 codec passes adds its fixed cost.
+        // Each of its 6 codec passes on the path adds its fixed cost.
         let called = Params { codec_call_s: 1e-3, ..p };
         assert!(close(time_s(Bcast, CprP2p, n, &called).unwrap(), want + 6e-3));
+        // Rendezvous: the messages wait until their parent has compressed for each of
+        // its children (3, then 2, then 1), then share its link: 6 compressions and 6
+        // message times on the path.
+        let rendezvous = Params { eager_bytes: 1e6, ..p };
+        let want = 6.0 * code + 3.0 * 50e-6 + 6.0 * wire + 3.0 * code;
+        let cpr = time_s(Bcast, CprP2p, n, &rendezvous).unwrap();
+        assert!(close(cpr, want), "{cpr} {want}");
     }
 
     #[test]
@@ -742,9 +809,10 @@ mod tests {
         let slow_decoder = Params { decomp_bytes_per_s: 250e6, ..p };
         let slow = 6.0 * m / 500e6 + 0.5e6 / 500e6 + 3.0 * (50e-6 + wire / 16.0) + 16.0 * (0.5e6 / 250e6);
         assert!(close(time_s(Scatter, CColl, m, &slow_decoder).unwrap(), slow), "{}", time_s(Scatter, CColl, m, &slow_decoder).unwrap());
-        // CPR-P2P: whole messages; the root compresses 7 blocks, the inner ranks decode
-        // 4 and 2 and compress 3 and 1 again, the root's link carries 7, then 3, then 1.
-        let cpr = (7.0 + 4.0 + 3.0 + 2.0 + 1.0 + 1.0) * m / 500e6 + 3.0 * 50e-6 + 11.0 * wire;
+        // CPR-P2P: whole eager messages, the deepest child's first: the root compresses
+        // 4 blocks for it, the inner ranks on the path decode 4 and 2 and compress 2 and
+        // 1 again for theirs, the links carry 4, then 2, then 1.
+        let cpr = (4.0 + 4.0 + 2.0 + 2.0 + 1.0 + 1.0) * m / 500e6 + 3.0 * 50e-6 + 7.0 * wire;
         assert!(close(time_s(Scatter, CprP2p, m, &p).unwrap(), cpr), "{}", time_s(Scatter, CprP2p, m, &p).unwrap());
     }
 
@@ -843,7 +911,7 @@ mod tests {
         let p = Params { host_cores: 1.0, ranks_per_host: 4, fresh_bytes_per_s: 1e9, ..params(4) };
         let n = 64e6;
         let (c, d) = (n / 500e6, n / 500e6);
-        let want = c + 3.0 * (n / 10.0 / 125e6) + 2.0 * 50e-6 + 2.0 * d + c + d;
+        let want = c + 2.0 * (n / 10.0 / 125e6) + 2.0 * 50e-6 + 2.0 * d + c + d;
         let got = time_s(Bcast, CprP2p, n, &p).unwrap();
         assert!(close(got, want), "{got} {want}");
         // Scatter's subtree buffers (fresh, 1 GB/s) the same way, blocks of 16 MB: the

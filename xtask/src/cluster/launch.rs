@@ -57,8 +57,9 @@ fn agent_script(topo: &Topology) -> String {
     )
 }
 
-/// Open MPI's TCP eager limit on the cluster, bytes (its default is 64 KiB).
-const EAGER_LIMIT: &str = "4194304";
+/// Open MPI's TCP eager limit on the cluster, bytes (its default is 64 KiB); the model
+/// prices the emulated run's messages with it.
+pub const EAGER_LIMIT: usize = 4 << 20;
 
 /// Codec threads of each rank on a cluster of `nodes` nodes sharing `cores` cores: the
 /// node's share of them, at least one. The CPU backend would take every core it sees
@@ -95,7 +96,7 @@ pub fn mpirun_command(topo: &Topology, files: &LaunchFiles, program: &Path, args
         // rendezvous reply that its sender sees only at its next MPI call. Sharing two
         // cores, a rank is often off its core for milliseconds; an RDMA network, which
         // moves a posted message without the host's CPU, would not stall there.
-        ("btl_tcp_eager_limit", EAGER_LIMIT),
+        ("btl_tcp_eager_limit", &EAGER_LIMIT.to_string()),
     ] {
         c.args(["--mca", k, v]);
     }

@@ -11,7 +11,7 @@ use crate::units::{fmt_rate, fmt_size, parse_duration, parse_rate, parse_size};
 use crate::workspace;
 use calibrate::Calibration;
 use clap::Args;
-use collectives::model::{break_even_bits, time_s, BreakEven, Params};
+use collectives::model::{break_even_bits, pacing_ratio, time_s, BreakEven, Params};
 use collectives::{Algorithm, CollOp};
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -221,6 +221,7 @@ impl Emulated {
             chunk_duplex_efficiency: self.chunk_duplex_efficiency,
             contention: self.contention,
             alpha_s: self.alpha_s,
+            eager_bytes: launch::EAGER_LIMIT as f64,
             host_cores: self.host_cores,
             ranks_per_host: ranks,
             codec_threads: self.codec_threads,
@@ -236,7 +237,7 @@ impl Emulated {
 /// and whether every point is within [`TOLERANCE`].
 pub fn validate(rows: &[Row], cal: &Calibration, run: &Emulated) -> (String, bool) {
     let mut s = String::from(
-        "Validation against the emulated run (model against the slowest rank, the collective's completion):\n\n| op | size | algorithm | ratio | measured mean (ms) | measured slowest (ms) | model (ms) | model/slowest |\n|---|---|---|---|---|---|---|---|\n",
+        "Validation against the emulated run (model against the slowest rank, the collective's completion; the ratio priced is the heaviest sender's for Alltoall and CPR-P2P's rings, `collectives::model::pacing_ratio`):\n\n| op | size | algorithm | ratio priced | measured mean (ms) | measured slowest (ms) | model (ms) | model/slowest |\n|---|---|---|---|---|---|---|---|\n",
     );
     let (mut n, mut within) = (0, 0);
     for r in rows {
@@ -244,7 +245,7 @@ pub fn validate(rows: &[Row], cal: &Calibration, run: &Emulated) -> (String, boo
         if !validated(op, algo) {
             continue;
         }
-        let ratio = if algo.compresses() { r.comp_ratio.max(1.0) } else { 1.0 };
+        let ratio = if algo.compresses() { pacing_ratio(op, algo, r.comp_ratio, r.comp_ratio_min).max(1.0) } else { 1.0 };
         let p = run.params(cal, r.ranks, ratio);
         let Some(model) = time_s(op, algo, r.bytes as f64, &p) else { continue };
         let measured = r.lat_max_us * 1e-6;
