@@ -8,40 +8,65 @@ use codec_host::elementwise::ReduceOp;
 use codec_host::{Backend, Codec, CpuExecutor, ErrorBound, Shape, SzxLayout};
 use collectives::model::Params;
 
-/// A codec pass's cost per uncompressed byte, `per_byte + per_output_byte / ratio`
-/// seconds: a scan of the input plus the work of each byte the compressed stream holds
-/// (SZx's constant blocks are cheap, its coded blocks cost in proportion to their bits).
-/// Fitted through two measurements at different ratios: the data set's field, and the
-/// sum of four fields of it with different seeds (what an Allreduce's partial sums look
-/// like: fewer constant blocks, a lower ratio).
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// A codec pass's cost per uncompressed byte against the compressed fraction `1/ratio`:
+/// a scan of the input plus the work of each byte the compressed stream holds (SZx's
+/// constant blocks are cheap, its coded blocks cost in proportion to their bits).
+/// Piecewise linear through measurements at different ratios, the end pieces extended
+/// past the end points (a piece that noise makes fall with the compressed fraction is
+/// flat at its ends' mean).
+#[derive(Clone, Debug, PartialEq)]
 pub struct PassCost {
-    pub per_byte_s: f64,
-    pub per_output_byte_s: f64,
+    /// (1 / ratio, seconds per uncompressed byte), by growing 1 / ratio.
+    points: Vec<(f64, f64)>,
 }
 
 impl PassCost {
-    /// The line through (ratio a, seconds per byte a) and (ratio b, seconds per byte b);
-    /// one point (or two at the same ratio) gives a constant cost.
-    fn through(a: (f64, f64), b: (f64, f64)) -> PassCost {
-        let (xa, xb) = (1.0 / a.0, 1.0 / b.0);
-        if (xa - xb).abs() < 1e-9 {
-            return PassCost { per_byte_s: (a.1 + b.1) / 2.0, per_output_byte_s: 0.0 };
+    /// The same cost at every ratio.
+    pub fn flat(bytes_per_s: f64) -> PassCost {
+        PassCost { points: vec![(0.0, 1.0 / bytes_per_s)] }
+    }
+
+    /// Through (ratio, seconds per byte) measurements; those at one ratio are averaged.
+    pub fn through(measured: &[(f64, f64)]) -> PassCost {
+        let mut by_x: Vec<(f64, f64)> = measured.iter().map(|&(ratio, s)| (1.0 / ratio.max(1.0), s)).collect();
+        by_x.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut points: Vec<(f64, f64, f64)> = Vec::new();
+        for (x, s) in by_x {
+            match points.last_mut() {
+                Some(last) if (x - last.0).abs() < 1e-9 => {
+                    last.1 += s;
+                    last.2 += 1.0;
+                }
+                _ => points.push((x, s, 1.0)),
+            }
         }
-        // Never negative: a measurement noisier than the spread gives a flat line.
-        let slope = ((a.1 - b.1) / (xa - xb)).max(0.0);
-        let mean_x = (xa + xb) / 2.0;
-        PassCost { per_byte_s: ((a.1 + b.1) / 2.0 - slope * mean_x).max(0.0), per_output_byte_s: slope }
+        PassCost { points: points.into_iter().map(|(x, s, n)| (x, s / n)).collect() }
     }
 
     /// Uncompressed bytes per second at `ratio`.
     pub fn bytes_per_s(&self, ratio: f64) -> f64 {
-        1.0 / (self.per_byte_s + self.per_output_byte_s / ratio.max(1.0))
+        let x = 1.0 / ratio.max(1.0);
+        let p = &self.points;
+        if p.len() < 2 {
+            return 1.0 / p[0].1;
+        }
+        // The piece whose span holds x, else the one at that end.
+        let i = p.windows(2).position(|w| x <= w[1].0).unwrap_or(p.len() - 2);
+        let ((x0, y0), (x1, y1)) = (p[i], p[i + 1]);
+        if y1 < y0 {
+            // Noise: flat at the two measurements' mean.
+            return 2.0 / (y0 + y1);
+        }
+        let slope = (y1 - y0) / (x1 - x0);
+        // Never below the cheapest measured cost's tenth: a piece extended far stays
+        // positive.
+        let floor = p.iter().map(|q| q.1).fold(f64::INFINITY, f64::min) / 10.0;
+        1.0 / (y0 + slope * (x - x0)).max(floor)
     }
 }
 
 /// Calibrated machine constants (one core).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Calibration {
     pub compress: PassCost,
     pub decompress: PassCost,
@@ -63,8 +88,9 @@ pub struct Calibration {
     /// what a multi-core codec pass can move.
     pub core_mem_bytes_per_s: f64,
     pub ratio: f64,
-    /// The ratio of the second measurement (the sum of fields), where there is one.
-    pub second_ratio: Option<f64>,
+    /// The ratios of the other codec measurements (the sum of fields, the mostly
+    /// constant tail of a longer field), where there are any.
+    pub other_ratios: Vec<f64>,
     pub measured: bool,
 }
 
@@ -73,29 +99,31 @@ const SUMMED: u64 = 4;
 
 /// Values of the calibration field: 64 MiB of f32.
 const VALUES: usize = 16 << 20;
-const REPEATS: usize = 3;
+const REPEATS: usize = 5;
+/// Runs of the contention probe, each way.
+const CONTENTION_RUNS: usize = 5;
 
 impl Calibration {
     /// Given codec figures (at every ratio); the memory figures are still measured.
     pub fn given(comp: f64, decomp: f64, ratio: f64) -> Calibration {
-        let flat = |v: f64| PassCost { per_byte_s: 1.0 / v, per_output_byte_s: 0.0 };
         Calibration {
-            compress: flat(comp),
-            decompress: flat(decomp),
-            recompress: flat(comp),
+            compress: PassCost::flat(comp),
+            decompress: PassCost::flat(decomp),
+            recompress: PassCost::flat(comp),
             domain_reduce: None,
             reduce_bytes_per_s: reduce_throughput(),
             fresh_bytes_per_s: fresh_throughput(),
             scan_bytes_per_s: scan_throughput(),
             core_mem_bytes_per_s: core_memory_bandwidth(),
             ratio,
-            second_ratio: None,
+            other_ratios: Vec::new(),
             measured: false,
         }
     }
 
-    /// Measures `codec` on `dataset` (best of three), on one field and on the sum of
-    /// [`SUMMED`] fields, with an executor of `threads` threads as a rank's codec runs
+    /// Measures `codec` on `dataset` (best of five), on one field, on the sum of
+    /// [`SUMMED`] fields and on the last three quarters of a field four times as long,
+    /// with an executor of `threads` threads as a rank's codec runs
     /// (SZx takes a fused one-pass path on one thread and a two-pass parallel one on
     /// more): the figures are bytes per CPU second of the process, one thread's speed on
     /// the path the collectives take.
@@ -111,7 +139,12 @@ impl Calibration {
         let exec = Backend::with_executor(CpuExecutor::new(threads.max(1)).map_err(|e| e.to_string())?);
         let at = measure_pass(&data, &codec, &exec)?;
         let sum = measure_pass(&summed, &codec, &exec)?;
-        let line = |f: fn(&Pass) -> f64| PassCost::through((at.ratio, 1.0 / f(&at)), (sum.ratio, 1.0 / f(&sum)));
+        // What a Scatter root sends of such a field at 64 MiB a block (its own block is
+        // the first quarter): on rtm mostly constant blocks, ratio 100, where the line
+        // through the other two fell 15-20% short of the compressor's speed.
+        let tail = measure_pass(&spec.load_len(4 * VALUES, datasets::DEFAULT_SEED).map_err(|e| e.to_string())?.values.to_f32()[VALUES..], &codec, &exec)?;
+        let passes = [&at, &sum, &tail];
+        let cost = |f: fn(&Pass) -> f64| PassCost::through(&passes.map(|x| (x.ratio, 1.0 / f(x))));
         // The compressed-domain reduction: a field with another (two snapshots' sum), and
         // the sum of four with a field (a later ring step's partial sum), both coded with
         // one absolute bound as the collectives code them (a shared quantisation grid).
@@ -120,16 +153,16 @@ impl Calibration {
         let pair = measure_domain_reduce(&data, &other, &fixed, &exec)?;
         let later = measure_domain_reduce(&summed, &other, &fixed, &exec)?;
         Ok(Calibration {
-            compress: line(|x| x.comp),
-            decompress: line(|x| x.decomp),
-            recompress: line(|x| x.recomp),
-            domain_reduce: Some(PassCost::through((pair.1, 1.0 / pair.0), (later.1, 1.0 / later.0))),
+            compress: cost(|x| x.comp),
+            decompress: cost(|x| x.decomp),
+            recompress: cost(|x| x.recomp),
+            domain_reduce: Some(PassCost::through(&[(pair.1, 1.0 / pair.0), (later.1, 1.0 / later.0)])),
             reduce_bytes_per_s: reduce_throughput(),
             fresh_bytes_per_s: fresh_throughput(),
             scan_bytes_per_s: scan_throughput(),
             core_mem_bytes_per_s: core_memory_bandwidth(),
             ratio: at.ratio,
-            second_ratio: Some(sum.ratio),
+            other_ratios: vec![sum.ratio, tail.ratio],
             measured: true,
         })
     }
@@ -144,7 +177,7 @@ impl Calibration {
             comp_bytes_per_s: self.compress.bytes_per_s(ratio) * cores,
             decomp_bytes_per_s: self.decompress.bytes_per_s(ratio) * cores,
             recomp_bytes_per_s: Some(self.recompress.bytes_per_s(ratio) * cores),
-            domain_reduce_bytes_per_s: self.domain_reduce.map(|c| c.bytes_per_s(ratio) * cores),
+            domain_reduce_bytes_per_s: self.domain_reduce.as_ref().map(|c| c.bytes_per_s(ratio) * cores),
             // Measured over 64 MiB: a fixed cost per pass is inside the throughput.
             codec_call_s: 0.0,
             reduce_bytes_per_s: self.reduce_bytes_per_s * cores,
@@ -156,22 +189,21 @@ impl Calibration {
     }
 
     pub fn describe(&self) -> String {
-        let second = self.second_ratio.unwrap_or(self.ratio);
         let mbps = |c: &PassCost, ratio: f64| c.bytes_per_s(ratio) / 1e6;
-        let domain = |ratio: f64| self.domain_reduce.map_or("-".to_string(), |c| format!("{:.0}", mbps(&c, ratio)));
+        let domain = |ratio: f64| self.domain_reduce.as_ref().map_or("-".to_string(), |c| format!("{:.0}", mbps(c, ratio)));
+        let others: String = self
+            .other_ratios
+            .iter()
+            .map(|&r| format!(" ({:.0} / {:.0} / {:.0} / {} MB/s at ratio {r:.2})", mbps(&self.compress, r), mbps(&self.decompress, r), mbps(&self.recompress, r), domain(r)))
+            .collect();
         format!(
-            "calibration ({}, per thread, CPU time): compress {:.0} MB/s, decompress {:.0} MB/s, compress its decoded output {:.0} MB/s, compressed-domain reduction {} MB/s at ratio {:.2} ({:.0} / {:.0} / {:.0} / {} MB/s at ratio {:.2}); reduce {:.0} MB/s; writing fresh memory {:.0} MB/s; value-range scan {:.0} MB/s; memory traffic per core with all cores streaming {:.0} MB/s",
+            "calibration ({}, per thread, CPU time): compress {:.0} MB/s, decompress {:.0} MB/s, compress its decoded output {:.0} MB/s, compressed-domain reduction {} MB/s at ratio {:.2}{others}; reduce {:.0} MB/s; writing fresh memory {:.0} MB/s; value-range scan {:.0} MB/s; memory traffic per core with all cores streaming {:.0} MB/s",
             if self.measured { "measured" } else { "given" },
             mbps(&self.compress, self.ratio),
             mbps(&self.decompress, self.ratio),
             mbps(&self.recompress, self.ratio),
             domain(self.ratio),
             self.ratio,
-            mbps(&self.compress, second),
-            mbps(&self.decompress, second),
-            mbps(&self.recompress, second),
-            domain(second),
-            second,
             self.reduce_bytes_per_s / 1e6,
             self.fresh_bytes_per_s / 1e6,
             self.scan_bytes_per_s / 1e6,
@@ -207,12 +239,13 @@ fn measure_pass(data: &[f32], codec: &Codec, backend: &Backend) -> Result<Pass, 
 /// threads, compress at once on this machine's `cores` cores, against the same work of
 /// one rank alone with the cores shared perfectly (wall time: what time slicing costs
 /// beyond the CPU it uses, caches refilled and threads waiting for their slices, which a
-/// CPU-time calibration cannot see). Each rank compresses `dataset`'s field in pipeline
-/// chunks of 2 MiB as the collectives do; best of three each. 1 where the ranks' threads
-/// fit the cores.
+/// CPU-time calibration cannot see). Each rank compresses 64 MiB of `dataset`'s field in
+/// pipeline chunks of 2 MiB as the collectives do (a quarter of that, tried first, ran
+/// about as long as a time slice and measured mostly the slicing). 1 where the ranks'
+/// threads fit the cores.
 pub fn measure_contention(dataset: &str, codec: &str, threads: usize, ranks: usize, cores: usize) -> Result<f64, String> {
     let spec = datasets::parse_spec(dataset).map_err(|e| e.to_string())?;
-    let data = spec.load_len(VALUES / 4, datasets::DEFAULT_SEED).map(|f| f.values.to_f32()).map_err(|e| e.to_string())?;
+    let data = spec.load_len(VALUES, datasets::DEFAULT_SEED).map(|f| f.values.to_f32()).map_err(|e| e.to_string())?;
     let codec = parse_codec(codec)?;
     let chunk = (2 << 20) / 4;
     let shape = Shape::from_dims(&[chunk]).map_err(|e| e.to_string())?;
@@ -226,17 +259,25 @@ pub fn measure_contention(dataset: &str, codec: &str, threads: usize, ranks: usi
         }
         Ok(())
     };
-    let wall = |n: usize| -> Result<f64, String> {
-        let mut best = f64::INFINITY;
-        for _ in 0..REPEATS {
-            let t = std::time::Instant::now();
-            std::thread::scope(|s| backends[..n].iter().map(|b| s.spawn(move || work(b))).collect::<Vec<_>>().into_iter().try_for_each(|h| h.join().map_err(|_| "calibration thread panicked".to_string())?))?;
-            best = best.min(t.elapsed().as_secs_f64());
-        }
-        Ok(best)
+    // Wall seconds of every one of CONTENTION_RUNS runs of `n` ranks at once, sorted.
+    let walls = |n: usize| -> Result<Vec<f64>, String> {
+        let mut runs = (0..CONTENTION_RUNS)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                std::thread::scope(|s| backends[..n].iter().map(|b| s.spawn(move || work(b))).collect::<Vec<_>>().into_iter().try_for_each(|h| h.join().map_err(|_| "calibration thread panicked".to_string())?))?;
+                Ok(t.elapsed().as_secs_f64())
+            })
+            .collect::<Result<Vec<f64>, String>>()?;
+        runs.sort_by(f64::total_cmp);
+        Ok(runs)
     };
-    let alone = wall(1)?;
-    Ok(contention_of(alone, wall(ranks.max(1))?, ranks, threads, cores))
+    // One rank alone: its fastest run (the work itself, as the other figures take the
+    // best). Ranks together: the median run, since how the scheduler interleaves them
+    // is what is measured, and it varies from run to run (best of three moved between
+    // 1.00 and 1.85 on 16 MiB a rank).
+    let alone = walls(1)?[0];
+    let together = walls(ranks.max(1))?[CONTENTION_RUNS / 2];
+    Ok(contention_of(alone, together, ranks, threads, cores))
 }
 
 /// The slowdown of [`measure_contention`]: `ranks` ranks of `threads` threads took
@@ -285,7 +326,7 @@ fn parse_codec(s: &str) -> Result<Codec, String> {
     }
 }
 
-/// CPU seconds (this process, all threads, user and system) of the fastest of three
+/// CPU seconds (this process, all threads, user and system) of the fastest of five
 /// runs: on a machine shared with other work, wall time would measure the others too.
 fn best_of(mut f: impl FnMut() -> Result<(), String>) -> Result<f64, String> {
     let mut best = f64::INFINITY;
@@ -337,7 +378,7 @@ fn fresh_throughput() -> f64 {
 const STREAM_VALUES: usize = 32 << 20;
 
 /// Bytes read plus written per second of CPU time while every core copies a buffer of
-/// its own at once (one thread per core, best of three): the share of the machine's
+/// its own at once (one thread per core, best of five): the share of the machine's
 /// memory bandwidth one core gets when all are busy.
 fn core_memory_bandwidth() -> f64 {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -375,16 +416,25 @@ mod tests {
     use codec_host::ErrorBound;
 
     #[test]
-    fn pass_cost_is_the_line_through_two_ratios() {
+    fn pass_cost_is_piecewise_linear_in_the_compressed_fraction() {
         // 1 ns per byte at ratio 10, 0.5 ns at ratio 40: 1/3 ns + 6.67 ns / ratio.
-        let c = PassCost::through((10.0, 1e-9), (40.0, 0.5e-9));
+        let c = PassCost::through(&[(10.0, 1e-9), (40.0, 0.5e-9)]);
         let near = |a: f64, b: f64| (a / b - 1.0).abs() < 1e-6;
         assert!(near(c.bytes_per_s(10.0), 1e9) && near(c.bytes_per_s(40.0), 2e9), "{c:?}");
         assert!(near(c.bytes_per_s(1e9), 3e9), "{c:?}");
-        // Noise that makes the lower ratio faster gives a flat line, never a negative cost.
-        let flat = PassCost::through((10.0, 0.5e-9), (40.0, 1e-9));
-        assert!(flat.per_output_byte_s == 0.0 && flat.per_byte_s > 0.0, "{flat:?}");
-        assert!(near(PassCost::through((5.0, 1e-9), (5.0, 3e-9)).bytes_per_s(7.0), 0.5e9));
+        // A third point at ratio 100 (0.2 ns) bends it there; between 10 and 40 it stays.
+        let bent = PassCost::through(&[(100.0, 0.2e-9), (10.0, 1e-9), (40.0, 0.5e-9)]);
+        assert!(near(bent.bytes_per_s(20.0), c.bytes_per_s(20.0)) && near(bent.bytes_per_s(100.0), 5e9), "{bent:?}");
+        // Past ratio 100 the piece from 40 to 100 goes on (20 ns per unit of 1/ratio): 0.1
+        // ns at ratio 200; far out it stops at a tenth of the cheapest point's cost.
+        assert!(near(bent.bytes_per_s(200.0), 10e9), "{bent:?}");
+        assert!(near(bent.bytes_per_s(1e9), 50e9), "{bent:?}");
+        // Noise that makes the lower ratio faster gives a flat piece at the mean, never a
+        // negative cost.
+        let flat = PassCost::through(&[(10.0, 0.5e-9), (40.0, 1e-9)]);
+        assert!(near(flat.bytes_per_s(10.0), 1.0 / 0.75e-9) && near(flat.bytes_per_s(1e9), 1.0 / 0.75e-9), "{flat:?}");
+        assert!(near(PassCost::through(&[(5.0, 1e-9), (5.0, 3e-9)]).bytes_per_s(7.0), 0.5e9));
+        assert!(near(PassCost::flat(4e9).bytes_per_s(3.0), 4e9));
     }
 
     #[test]

@@ -304,7 +304,7 @@ impl Codec<'_> {
                 comp_bytes_per_s: (cal.compress.bytes_per_s(ratio) * cores).min(mem),
                 decomp_bytes_per_s: (cal.decompress.bytes_per_s(ratio) * cores).min(mem),
                 recomp_bytes_per_s: Some((cal.recompress.bytes_per_s(ratio) * cores).min(mem)),
-                domain_reduce_bytes_per_s: cal.domain_reduce.map(|c| (c.bytes_per_s(ratio) * cores).min(mem)),
+                domain_reduce_bytes_per_s: cal.domain_reduce.as_ref().map(|c| (c.bytes_per_s(ratio) * cores).min(mem)),
                 ..self.base
             },
             None => Params { ratio, ..self.base },
@@ -399,7 +399,7 @@ mod tests {
     use calibrate::PassCost;
 
     fn cal() -> Calibration {
-        let flat = |v: f64| PassCost { per_byte_s: 1.0 / v, per_output_byte_s: 0.0 };
+        let flat = PassCost::flat;
         Calibration {
             compress: flat(800e6),
             decompress: flat(900e6),
@@ -410,7 +410,7 @@ mod tests {
             scan_bytes_per_s: 6e9,
             core_mem_bytes_per_s: 5e9,
             ratio: 30.0,
-            second_ratio: None,
+            other_ratios: Vec::new(),
             measured: false,
         }
     }
