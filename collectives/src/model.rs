@@ -33,6 +33,11 @@ pub struct Params {
     pub chunk_duplex_efficiency: f64,
     /// Per-message cost: one-way latency plus software overhead, seconds.
     pub alpha_s: f64,
+    /// Bytes a link passes at once after it has been idle long enough (a token-bucket
+    /// shaper's depth, as on the emulated links): a whole message sent after a pause
+    /// (CPR-P2P's, which follow a compression) pays only for the rest at the link's
+    /// rate. 0 on a real network.
+    pub link_burst_bytes: f64,
     /// Largest message that leaves as soon as it is posted (MPI's eager protocol; Open
     /// MPI's TCP transport writes it to the socket at once). A larger one waits for the
     /// receiver's reply (rendezvous) and moves only while its sender is inside MPI, so a
@@ -99,6 +104,7 @@ impl Params {
         duplex_efficiency: 1.0,
         chunk_duplex_efficiency: 1.0,
         alpha_s: 0.0,
+        link_burst_bytes: 0.0,
         eager_bytes: f64::INFINITY,
         comp_bytes_per_s: 1.0,
         decomp_bytes_per_s: 1.0,
@@ -156,9 +162,19 @@ struct Terms<'a> {
 impl Terms<'_> {
     /// A message while the link's other direction is idle.
     fn msg(&self, b: f64) -> f64 {
-        self.p.alpha_s + b / self.p.link_bytes_per_s
+        self.p.alpha_s + self.wire_after(b, f64::INFINITY)
     }
-    /// A message while the other direction carries `flows` flows of bulk data.
+    /// The bytes of a message on a link that was idle for `pause_s` before it: what its
+    /// token bucket refilled meanwhile passes at once, the rest at the link's rate.
+    fn wire_after(&self, b: f64, pause_s: f64) -> f64 {
+        self.after_burst(b, pause_s) / self.p.link_bytes_per_s
+    }
+    fn after_burst(&self, b: f64, pause_s: f64) -> f64 {
+        let refilled = (pause_s * self.p.link_bytes_per_s).min(self.p.link_burst_bytes);
+        (b - refilled).max(0.0)
+    }
+    /// A message while the other direction carries `flows` flows of bulk data (sent
+    /// right after the one before: no burst).
     fn duplex(&self, b: f64, flows: f64) -> f64 {
         self.p.alpha_s + self.wire_duplex(b, flows)
     }
@@ -171,11 +187,13 @@ impl Terms<'_> {
     fn wire_chunks(&self, b: f64) -> f64 {
         b / (self.p.link_bytes_per_s * self.p.chunk_duplex_efficiency.clamp(1e-3, 1.0))
     }
-    fn cmsg(&self, b: f64) -> f64 {
-        self.msg(b / self.p.ratio)
+    /// `b` bytes compressed, sent after the link idled for `pause_s` (the sender's codec
+    /// work), with the reverse direction idle ([`Terms::cmsg`]) or carrying one flow.
+    fn cmsg(&self, b: f64, pause_s: f64) -> f64 {
+        self.p.alpha_s + self.wire_after(b / self.p.ratio, pause_s)
     }
-    fn cduplex(&self, b: f64) -> f64 {
-        self.duplex(b / self.p.ratio, 1.0)
+    fn cduplex(&self, b: f64, pause_s: f64) -> f64 {
+        self.p.alpha_s + self.wire_duplex(self.after_burst(b / self.p.ratio, pause_s), 1.0)
     }
     fn comp(&self, b: f64, active: usize) -> f64 {
         self.p.codec_call_s + b / (self.p.comp_bytes_per_s * self.p.share(active))
@@ -236,18 +254,22 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
     // write to its block's pages; the Allreduce works in the caller's output.
     let b = bytes / n;
     let rs_work = |fresh: bool| (if fresh { t.fresh(b, all) } else { 0.0 }) + t.comp(b, all) + t.decomp(b, all) + t.reduce(b, all);
-    let rs_cpr = |fresh: bool| steps * (rs_work(fresh) + t.cduplex(b));
+    // Each step's message leaves after the step's codec work, the link idle meanwhile.
+    let rs_cpr = |fresh: bool| steps * (rs_work(fresh) + t.cduplex(b, rs_work(fresh)));
     // Pipelined: the transfer hides inside the chunked codec work, or the reverse.
     let rs_ccoll = |fresh: bool| steps * (p.alpha_s + t.wire_chunks(b / p.ratio).max(rs_work(fresh)));
     // Compress-once ring allgather of whole blocks of m (the ring allreduce's): own block
     // compressed (and decoded, so that every rank holds the same values), forwarded
     // p - 1 times, decoded at the end.
     let ag_once = |m: f64, own_decoded: bool| {
-        t.comp(m, all) + if own_decoded { t.decomp(m, all) } else { 0.0 } + steps * t.cduplex(m) + t.decomp(steps * m, all)
+        t.comp(m, all) + if own_decoded { t.decomp(m, all) } else { 0.0 } + steps * t.cduplex(m, 0.0) + t.decomp(steps * m, all)
     };
     // CPR-P2P's ring allgather: the first step compresses the rank's own block, every
     // later one the block it decoded in the step before.
-    let ag_cpr = |m: f64| t.comp(m, all) + (steps - 1.0) * t.recomp(m, all) + steps * (t.cduplex(m) + t.decomp(m, all));
+    let ag_cpr = |m: f64| {
+        let pause = t.decomp(m, all) + t.recomp(m, all);
+        t.comp(m, all) + (steps - 1.0) * t.recomp(m, all) + steps * (t.cduplex(m, pause) + t.decomp(m, all))
+    };
     use Algorithm::*;
     use CollOp::*;
     let time = match (op, algo) {
@@ -262,7 +284,8 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
             // The input is copied into the output (not priced: mapped memory at copy
             // speed); the decode scratch of the whole vector is allocated by the call, its
             // pages first written by the first step's decode.
-            let step = t.comp(bytes, all) + t.cduplex(bytes) + t.decomp(bytes, all) + t.reduce(bytes, all);
+            let work = t.comp(bytes, all) + t.decomp(bytes, all) + t.reduce(bytes, all);
+            let step = work + t.cduplex(bytes, work);
             let pow2 = np.is_power_of_two();
             t.fresh(bytes, all) + (levels - if pow2 { 0.0 } else { 1.0 }) * step + if pow2 { 0.0 } else { 2.0 * step }
         }
@@ -272,8 +295,8 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
         (ReduceScatter, CColl) => rs_ccoll(true),
         // Reduce = reduce-scatter + gather of the reduced blocks at the root. CPR-P2P's
         // root decodes them into a subtree buffer it allocates (then copies them out).
-        (Reduce, CprP2p) => rs_cpr(true) + steps * (t.cmsg(b) + t.decomp(b, 1) + t.fresh(b, 1)) + t.comp(b, all),
-        (Reduce, CColl) => rs_ccoll(true) + t.comp(b, all) + steps * t.cmsg(b) + t.decomp(steps * b, 1),
+        (Reduce, CprP2p) => rs_cpr(true) + steps * (t.cmsg(b, 0.0) + t.decomp(b, 1) + t.fresh(b, 1)) + t.comp(b, all),
+        (Reduce, CColl) => rs_ccoll(true) + t.comp(b, all) + steps * t.cmsg(b, 0.0) + t.decomp(steps * b, 1),
         (Bcast, CprP2p | CColl) => tree_bcast(&t, bytes, algo == CprP2p),
         (Scatter, CprP2p | CColl) => tree_scatter(&t, bytes, algo == CprP2p),
         (Gather, CprP2p) => {
@@ -287,7 +310,7 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
                 .map(|k| {
                     let m = n * bytes / 2f64.powi(k as i32);
                     let code = if k == levels as u32 { t.comp(m, 1) } else { t.recomp(m, 1) };
-                    code + t.cmsg(m) + t.decomp(m, 1) + t.fresh(m, 1)
+                    code + t.cmsg(m, code) + t.decomp(m, 1) + t.fresh(m, 1)
                 })
                 .sum();
             t.fresh(bytes, 1) + hops
@@ -297,7 +320,10 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
         (Allgather, CColl) => ring_allgather(&t, bytes, false),
         // Pairwise exchanges, one flow each way, recompressing nothing (each piece is
         // compressed once at its origin) but decoding before the next exchange.
-        (Alltoall, CprP2p) => steps * (t.comp(bytes, all) + t.cduplex(bytes) + t.decomp(bytes, all)),
+        (Alltoall, CprP2p) => {
+            let work = t.comp(bytes, all) + t.decomp(bytes, all);
+            steps * (work + t.cduplex(bytes, work))
+        }
         // Every piece in pipeline chunks, destinations in turn (one flow each way), each
         // chunk sent as soon as it is compressed and the arrivals decoded between the
         // later compressions: after the first chunk the transfers run beside the rest of
@@ -308,7 +334,7 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
             let transfers = steps * p.alpha_s + t.wire_chunks(steps * bytes / p.ratio);
             t.comp(c, all) + transfers.max(t.comp(rest, all) + t.decomp(rest, all)) + t.decomp(c, all)
         }
-        (P2p, CprP2p) => t.comp(bytes, 1) + t.cmsg(bytes) + t.decomp(bytes, 1),
+        (P2p, CprP2p) => t.comp(bytes, 1) + t.cmsg(bytes, t.comp(bytes, 1)) + t.decomp(bytes, 1),
         // Pipelined chunks: the transfer hides inside the codec work, or the reverse.
         (P2p, CColl) => p.alpha_s + (bytes / p.ratio / p.link_bytes_per_s).max(t.comp(bytes, 1) + t.decomp(bytes, 1)),
         _ => return None,
@@ -408,7 +434,7 @@ fn tree_bcast(t: &Terms, n: f64, recompress: bool) -> f64 {
     let eager = n / p.ratio <= p.eager_bytes;
     let hop = |children: f64, code: f64| {
         let sent = if eager { 1.0 } else { children };
-        sent * code + p.alpha_s + sent * n / p.ratio / p.link_bytes_per_s
+        sent * code + p.alpha_s + t.wire_after(sent * n / p.ratio, code)
     };
     // The root compresses alone; on the deepest path the rank of each level decodes
     // beside its siblings, then compresses again beside those of them that have children
@@ -473,13 +499,14 @@ fn tree_scatter(t: &Terms, m: f64, recompress: bool) -> f64 {
     while size > 1.0 {
         let deepest = (size / 2.0).ceil();
         let sent = if deepest * m / p.ratio <= p.eager_bytes { deepest } else { size - 1.0 };
-        time += if j == 0 {
+        let work = if j == 0 {
             t.fresh(size * m, 1) + t.comp(sent * m, 1)
         } else {
             let (receiving, forwarding) = siblings(levels, j);
             t.fresh(size * m, receiving) + t.decomp(size * m, receiving) + t.recomp(sent * m, forwarding)
         };
-        time += p.alpha_s + sent * wire;
+        // The parent's link idled while it worked.
+        time += work + p.alpha_s + t.wire_after(sent * m / p.ratio, work);
         size = deepest;
         j += 1;
     }
@@ -726,6 +753,24 @@ mod tests {
         for (op, algo) in [(Allreduce, CColl), (Allgather, CColl), (Bcast, CprP2p), (Scatter, CprP2p), (Scatter, CColl)] {
             assert_eq!(pacing_ratio(op, algo, 25.0, 10.9), 25.0, "{op:?} {algo:?}");
         }
+    }
+
+    #[test]
+    fn a_message_after_a_pause_passes_what_its_link_refilled_at_once() {
+        // 0.5 MB of token bucket at 125 MB/s refills in 4 ms. CPR-P2P's point-to-point
+        // message (6.4 MB) follows its compression (128 ms): 4 ms less.
+        let p = params(2);
+        let shaped = Params { link_burst_bytes: 0.5e6, ..p };
+        let n = 64e6;
+        let saved = time_s(P2p, CprP2p, n, &p).unwrap() - time_s(P2p, CprP2p, n, &shaped).unwrap();
+        assert!(close(saved, 4e-3), "{saved}");
+        // After a 64 us compression the bucket holds 8 kB: 64 us less.
+        let fast = Params { comp_bytes_per_s: 1e12, ..p };
+        let saved = time_s(P2p, CprP2p, n, &fast).unwrap() - time_s(P2p, CprP2p, n, &Params { link_burst_bytes: 0.5e6, ..fast }).unwrap();
+        assert!((saved - 64e-6).abs() < 1e-9, "{saved}");
+        // A message smaller than the bucket costs its latency alone.
+        let small = time_s(P2p, CprP2p, 4e6, &shaped).unwrap() - 2.0 * 4e6 / 500e6;
+        assert!(close(small, 50e-6), "{small}");
     }
 
     #[test]

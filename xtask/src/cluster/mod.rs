@@ -7,7 +7,7 @@ mod net;
 mod probe;
 
 pub use duplex::MpiDuplex;
-pub use net::{LinkSpec, Topology, SUBNET};
+pub use net::{burst_bytes, LinkSpec, Topology, SUBNET};
 pub use probe::Probe;
 
 use crate::signals;

@@ -89,10 +89,17 @@ pub fn create(topo: &Topology, link: LinkSpec) -> Result<bool, String> {
     Ok(latency_ok)
 }
 
-/// Token bucket on egress: the bucket holds at least one 64 KiB GSO segment and 4 ms
-/// at the rate; the queue holds 20 ms at the rate before dropping.
+/// Bytes the token bucket of a link of `rate_bps` holds: at least one 64 KiB GSO
+/// segment and 4 ms at the rate. A link idle that long passes them at once (the cost
+/// model prices it: `Params::link_burst_bytes`).
+pub fn burst_bytes(rate_bps: u64) -> u64 {
+    (rate_bps / 8 / 250).max(64 * 1024)
+}
+
+/// Token bucket on egress ([`burst_bytes`]); the queue holds 20 ms at the rate before
+/// dropping.
 fn shape(ns: &str, dev: &str, rate_bps: u64) -> Result<(), String> {
-    let burst = (rate_bps / 8 / 250).max(64 * 1024);
+    let burst = burst_bytes(rate_bps);
     sh(
         "tc",
         &["-n", ns, "qdisc", "add", "dev", dev, "root", "handle", "1:", "tbf", "rate", &format!("{rate_bps}bit"), "burst", &burst.to_string(), "latency", "20ms"],

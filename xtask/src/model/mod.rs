@@ -139,6 +139,7 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
         let emulated = Emulated {
             codec_threads: threads as f64,
             link_bytes_per_s: a.link as f64 / 8.0 * a.efficiency,
+            link_burst_bytes: crate::cluster::burst_bytes(a.link) as f64,
             duplex_efficiency: duplex,
             chunk_duplex_efficiency: a.chunk_duplex_efficiency.unwrap_or(duplex),
             contention,
@@ -200,6 +201,8 @@ pub struct Emulated {
     /// Codec threads of each rank ([`launch::codec_threads`]).
     pub codec_threads: f64,
     pub link_bytes_per_s: f64,
+    /// The links' token bucket ([`crate::cluster::burst_bytes`]).
+    pub link_burst_bytes: f64,
     pub duplex_efficiency: f64,
     pub chunk_duplex_efficiency: f64,
     pub contention: f64,
@@ -217,6 +220,7 @@ impl Emulated {
         Params {
             ranks,
             link_bytes_per_s: self.link_bytes_per_s,
+            link_burst_bytes: self.link_burst_bytes,
             duplex_efficiency: self.duplex_efficiency,
             chunk_duplex_efficiency: self.chunk_duplex_efficiency,
             contention: self.contention,
@@ -416,7 +420,7 @@ mod tests {
     }
 
     fn run() -> Emulated {
-        Emulated { codec_threads: 1.0, link_bytes_per_s: 120e6, duplex_efficiency: 0.5, chunk_duplex_efficiency: 0.5, contention: 1.0, alpha_s: 50e-6, host_cores: 2.0, background_load: 0.0 }
+        Emulated { codec_threads: 1.0, link_bytes_per_s: 120e6, link_burst_bytes: 0.0, duplex_efficiency: 0.5, chunk_duplex_efficiency: 0.5, contention: 1.0, alpha_s: 50e-6, host_cores: 2.0, background_load: 0.0 }
     }
 
     fn row(op: CollOp, algo: Algorithm, bytes: u64, ratio: f64, secs: f64) -> Row {
