@@ -188,7 +188,7 @@ impl Terms<'_> {
         b / (self.p.link_bytes_per_s * self.p.chunk_duplex_efficiency.clamp(1e-3, 1.0))
     }
     /// `b` bytes compressed, sent after the link idled for `pause_s` (the sender's codec
-    /// work), with the reverse direction idle ([`Terms::cmsg`]) or carrying one flow.
+    /// work), with the reverse direction idle (`cmsg`) or carrying one flow (`cduplex`).
     fn cmsg(&self, b: f64, pause_s: f64) -> f64 {
         self.p.alpha_s + self.wire_after(b / self.p.ratio, pause_s)
     }
