@@ -121,37 +121,25 @@ impl Calibration {
         }
     }
 
-    /// Measures `codec` on `dataset` (best of five), on one field, on the sum of
-    /// [`SUMMED`] fields and on the last three quarters of a field four times as long,
-    /// with an executor of `threads` threads as a rank's codec runs
-    /// (SZx takes a fused one-pass path on one thread and a two-pass parallel one on
-    /// more): the figures are bytes per CPU second of the process, one thread's speed on
-    /// the path the collectives take.
-    pub fn measure(dataset: &str, codec: &str, threads: usize) -> Result<Calibration, String> {
-        let spec = datasets::parse_spec(dataset).map_err(|e| e.to_string())?;
-        let field = |k: u64| spec.load_len(VALUES, datasets::DEFAULT_SEED.wrapping_add(k)).map(|f| f.values.to_f32()).map_err(|e| e.to_string());
-        let data = field(0)?;
-        let mut summed = data.clone();
-        for k in 1..SUMMED {
-            summed.iter_mut().zip(field(k)?).for_each(|(a, b)| *a += b);
-        }
+    /// Measures `codec` on `fields` (best of five), with an executor of `threads` threads
+    /// as a rank's codec runs (SZx takes a fused one-pass path on one thread and a
+    /// two-pass parallel one on more): the figures are bytes per CPU second of the
+    /// process, one thread's speed on the path the collectives take.
+    pub fn measure(fields: &Fields, codec: &str, threads: usize) -> Result<Calibration, String> {
+        let Fields { data, summed, other, tail } = fields;
         let codec = parse_codec(codec)?;
         let exec = Backend::with_executor(CpuExecutor::new(threads.max(1)).map_err(|e| e.to_string())?);
-        let at = measure_pass(&data, &codec, &exec)?;
-        let sum = measure_pass(&summed, &codec, &exec)?;
-        // What a Scatter root sends of such a field at 64 MiB a block (its own block is
-        // the first quarter): on rtm mostly constant blocks, ratio 100, where the line
-        // through the other two fell 15-20% short of the compressor's speed.
-        let tail = measure_pass(&spec.load_len(4 * VALUES, datasets::DEFAULT_SEED).map_err(|e| e.to_string())?.values.to_f32()[VALUES..], &codec, &exec)?;
+        let at = measure_pass(data, &codec, &exec)?;
+        let sum = measure_pass(summed, &codec, &exec)?;
+        let tail = measure_pass(tail, &codec, &exec)?;
         let passes = [&at, &sum, &tail];
         let cost = |f: fn(&Pass) -> f64| PassCost::through(&passes.map(|x| (x.ratio, 1.0 / f(x))));
         // The compressed-domain reduction: a field with another (two snapshots' sum), and
         // the sum of four with a field (a later ring step's partial sum), both coded with
         // one absolute bound as the collectives code them (a shared quantisation grid).
-        let other = field(SUMMED)?;
-        let fixed = absolute(&codec, &data)?;
-        let pair = measure_domain_reduce(&data, &other, &fixed, &exec)?;
-        let later = measure_domain_reduce(&summed, &other, &fixed, &exec)?;
+        let fixed = absolute(&codec, data)?;
+        let pair = measure_domain_reduce(data, other, &fixed, &exec)?;
+        let later = measure_domain_reduce(summed, other, &fixed, &exec)?;
         Ok(Calibration {
             compress: cost(|x| x.comp),
             decompress: cost(|x| x.decomp),
@@ -212,6 +200,36 @@ impl Calibration {
     }
 }
 
+/// The inputs of the calibration, generated once for every measurement of a run.
+pub struct Fields {
+    /// 64 MiB of the data set's field.
+    data: Vec<f32>,
+    /// The sum of [`SUMMED`] such fields with different seeds (what an Allreduce's
+    /// partial sums look like: fewer constant blocks, a lower ratio).
+    summed: Vec<f32>,
+    /// One more field, the other operand of the compressed-domain reduction.
+    other: Vec<f32>,
+    /// The last three quarters of a field four times as long: what a Scatter root sends
+    /// of such a field at 64 MiB a block (its own block is the first quarter); on rtm
+    /// mostly constant blocks, ratio 100, where the line through the other two fell
+    /// 15-20% short of the compressor's speed.
+    tail: Vec<f32>,
+}
+
+impl Fields {
+    pub fn load(dataset: &str) -> Result<Fields, String> {
+        let spec = datasets::parse_spec(dataset).map_err(|e| e.to_string())?;
+        let field = |len: usize, k: u64| spec.load_len(len, datasets::DEFAULT_SEED.wrapping_add(k)).map(|f| f.values.to_f32()).map_err(|e| e.to_string());
+        let data = field(VALUES, 0)?;
+        let mut summed = data.clone();
+        for k in 1..SUMMED {
+            summed.iter_mut().zip(field(VALUES, k)?).for_each(|(a, b)| *a += b);
+        }
+        let tail = field(4 * VALUES, 0)?.split_off(VALUES);
+        Ok(Fields { data, summed, other: field(VALUES, SUMMED)?, tail })
+    }
+}
+
 /// One codec's measured speeds (uncompressed bytes/s) and ratio.
 struct Pass {
     comp: f64,
@@ -239,13 +257,12 @@ fn measure_pass(data: &[f32], codec: &Codec, backend: &Backend) -> Result<Pass, 
 /// threads, compress at once on this machine's `cores` cores, against the same work of
 /// one rank alone with the cores shared perfectly (wall time: what time slicing costs
 /// beyond the CPU it uses, caches refilled and threads waiting for their slices, which a
-/// CPU-time calibration cannot see). Each rank compresses 64 MiB of `dataset`'s field in
-/// pipeline chunks of 2 MiB as the collectives do (a quarter of that, tried first, ran
-/// about as long as a time slice and measured mostly the slicing). 1 where the ranks'
-/// threads fit the cores.
-pub fn measure_contention(dataset: &str, codec: &str, threads: usize, ranks: usize, cores: usize) -> Result<f64, String> {
-    let spec = datasets::parse_spec(dataset).map_err(|e| e.to_string())?;
-    let data = spec.load_len(VALUES, datasets::DEFAULT_SEED).map(|f| f.values.to_f32()).map_err(|e| e.to_string())?;
+/// CPU-time calibration cannot see). Each rank compresses the 64 MiB field of `fields`
+/// in pipeline chunks of 2 MiB as the collectives do (a quarter of that, tried first,
+/// ran about as long as a time slice and measured mostly the slicing). 1 where the
+/// ranks' threads fit the cores.
+pub fn measure_contention(fields: &Fields, codec: &str, threads: usize, ranks: usize, cores: usize) -> Result<f64, String> {
+    let data = &fields.data;
     let codec = parse_codec(codec)?;
     let chunk = (2 << 20) / 4;
     let shape = Shape::from_dims(&[chunk]).map_err(|e| e.to_string())?;

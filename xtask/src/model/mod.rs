@@ -113,12 +113,25 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
     // threads the cluster launcher gives them, their node's share of the cores.
     let host_threads = host_cores.max(1.0) as usize;
     let threads = launch::codec_threads(host_threads, ranks);
+    // The calibration's fields, generated once for the calibrations and the contention
+    // probe that need them.
+    let fields = std::cell::OnceCell::new();
+    let fields = || -> Result<&calibrate::Fields, String> {
+        if let Some(f) = fields.get() {
+            return Ok(f);
+        }
+        let loaded = calibrate::Fields::load(&a.dataset)?;
+        Ok(fields.get_or_init(|| loaded))
+    };
     let calibrate_on = |n: usize, why: &str| -> Result<Calibration, String> {
         let cal = match (a.comp_mbps, a.decomp_mbps, a.ratio) {
             (Some(c), Some(d), Some(r)) => Calibration::given(c * 1e6, d * 1e6, r),
             _ => {
-                println!("calibrating: {} on {} (64 MiB, one field and the sum of four, codec on {n} threads {why})", a.codec, a.dataset);
-                Calibration::measure(&a.dataset, &a.codec, n)?
+                println!(
+                    "calibrating: {} on {} (a 64 MiB field, the sum of four, the last 192 MiB of one four times as long; codec on {n} threads {why})",
+                    a.codec, a.dataset
+                );
+                Calibration::measure(fields()?, &a.codec, n)?
             }
         };
         println!("{}", cal.describe());
@@ -131,7 +144,7 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
         let contention = match a.contention {
             Some(k) => k,
             None => {
-                let k = calibrate::measure_contention(&a.dataset, &a.codec, threads, ranks, host_threads)?;
+                let k = calibrate::measure_contention(fields()?, &a.codec, threads, ranks, host_threads)?;
                 println!("contention (measured, wall time): {ranks} ranks of {threads} codec threads compressing at once on {host_threads} cores take {k:.2}x the perfectly shared time");
                 k
             }
