@@ -651,9 +651,11 @@ impl Call {
     /// Counts a message of `len` bytes that carries `values` values (which the caller
     /// knows from its schedule: nothing is parsed again).
     fn count_sent<T: Value>(&mut self, len: usize, values: usize) {
+        let (len, raw) = (len as u64, (values * T::SIZE) as u64);
         self.stats.messages_sent += 1;
-        self.stats.bytes_sent += len as u64;
-        self.stats.raw_bytes_sent += (values * T::SIZE) as u64;
+        self.stats.bytes_sent += len;
+        self.stats.raw_bytes_sent += raw;
+        self.stats.message_sizes.push((len, raw));
     }
 }
 

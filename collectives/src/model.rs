@@ -67,8 +67,14 @@ pub struct Params {
     /// Reducing two compressed streams into one without decoding (`cdr`), uncompressed
     /// bytes of one operand per second; `None`: not known, `cdr` is not priced.
     pub domain_reduce_bytes_per_s: Option<f64>,
-    /// Compression ratio (uncompressed / compressed).
+    /// Compression ratio (uncompressed / compressed): of the messages that pace the call
+    /// (see [`pacing_ratio`]).
     pub ratio: f64,
+    /// Ratio of the call's average message where `ratio` is that of its heaviest ones
+    /// (uneven data; `None`: the same). A step of CPR-P2P's reduce-scatter lasts as long
+    /// as its heaviest message, whose link carries only an average one the other way: the
+    /// two share the link at the duplex rate, the rest of the heavy one has it to itself.
+    pub average_ratio: Option<f64>,
     /// Slowdown of CPU work while several ranks of a host compute at once, against the
     /// same work measured alone (shared caches and memory bandwidth, context switches):
     /// 1 for a rank with a node of its own.
@@ -115,6 +121,7 @@ impl Params {
         recomp_bytes_per_s: None,
         domain_reduce_bytes_per_s: None,
         ratio: 1.0,
+        average_ratio: None,
         contention: 1.0,
         host_cores: 1.0,
         ranks_per_host: 1,
@@ -195,6 +202,15 @@ impl Terms<'_> {
     fn cduplex(&self, b: f64, pause_s: f64) -> f64 {
         self.p.alpha_s + self.wire_duplex(self.after_burst(b / self.p.ratio, pause_s), 1.0)
     }
+    /// A step's heaviest message of `b` bytes compressed, sent after its codec work of
+    /// `pause_s`, while the link's other direction carries an average message
+    /// ([`Params::average_ratio`]; [`Terms::cduplex`] on even data): both at the duplex
+    /// rate until the average one is through.
+    fn cstep(&self, b: f64, pause_s: f64) -> f64 {
+        let heavy = self.after_burst(b / self.p.ratio, pause_s);
+        let both = heavy.min(b / self.p.average_ratio.unwrap_or(self.p.ratio).max(self.p.ratio));
+        self.p.alpha_s + self.wire_duplex(both, 1.0) + (heavy - both) / self.p.link_bytes_per_s
+    }
     fn comp(&self, b: f64, active: usize) -> f64 {
         self.p.codec_call_s + b / (self.p.comp_bytes_per_s * self.p.share(active))
     }
@@ -255,7 +271,9 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
     let b = bytes / n;
     let rs_work = |fresh: bool| (if fresh { t.fresh(b, all) } else { 0.0 }) + t.comp(b, all) + t.decomp(b, all) + t.reduce(b, all);
     // Each step's message leaves after the step's codec work, the link idle meanwhile.
-    let rs_cpr = |fresh: bool| steps * (rs_work(fresh) + t.cduplex(b, rs_work(fresh)));
+    // The partial sums of every block grow alike from step to step, so the ranks' messages
+    // move together: each step's heaviest shares its link with an average one.
+    let rs_cpr = |fresh: bool| steps * (rs_work(fresh) + t.cstep(b, rs_work(fresh)));
     // Pipelined: the transfer hides inside the chunked codec work, or the reverse.
     let rs_ccoll = |fresh: bool| steps * (p.alpha_s + t.wire_chunks(b / p.ratio).max(rs_work(fresh)));
     // Compress-once ring allgather of whole blocks of m (the ring allreduce's): own block
@@ -265,10 +283,12 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
         t.comp(m, all) + if own_decoded { t.decomp(m, all) } else { 0.0 } + steps * t.cduplex(m, 0.0) + t.decomp(steps * m, all)
     };
     // CPR-P2P's ring allgather: the first step compresses the rank's own block, every
-    // later one the block it decoded in the step before.
+    // later one the block it decoded in the step before. The heaviest block, which paces
+    // every step, is also the slowest to compress: the lighter ones the other way over
+    // its sender's link have left before it, and it has the link to itself.
     let ag_cpr = |m: f64| {
         let pause = t.decomp(m, all) + t.recomp(m, all);
-        t.comp(m, all) + (steps - 1.0) * t.recomp(m, all) + steps * (t.cduplex(m, pause) + t.decomp(m, all))
+        t.comp(m, all) + (steps - 1.0) * t.recomp(m, all) + steps * (t.cmsg(m, pause) + t.decomp(m, all))
     };
     use Algorithm::*;
     use CollOp::*;
@@ -350,19 +370,33 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
     Some(scan + time)
 }
 
-/// The ratio that prices `op`'s critical path, given the whole call's `ratio` and the
-/// heaviest sender's own (`heaviest`: the lowest of the ranks' ratios; equal on uniform
-/// data). In an Alltoall each rank sends only its own blocks, so the rank whose data
-/// compresses least compresses longest and its link carries the most, and every
-/// destination waits for its pieces. CPR-P2P's rings exchange whole blocks step by step,
-/// each step as slow as its heaviest block, which is in flight at every step. C-Coll's
-/// rings stream chunks without steps (every link carries every block, so their sum sets
-/// the pace), and the trees' root sends or receives every block: there the whole call's
-/// ratio prices them.
-pub fn pacing_ratio(op: CollOp, algo: Algorithm, ratio: f64, heaviest: f64) -> f64 {
+/// The compression ratios one call reached, as ccoll-bench reports them (equal on
+/// uniform data).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ratios {
+    /// The whole call's: uncompressed over sent bytes, summed over the ranks.
+    pub mean: f64,
+    /// The heaviest sender's own: the lowest of the ranks' ratios.
+    pub heaviest_sender: f64,
+    /// A step-by-step schedule's heaviest messages: step `i` being every rank's `i`-th
+    /// message, the largest of each step, summed over the steps.
+    pub heaviest_steps: f64,
+}
+
+/// The ratio that prices `op`'s critical path. In an Alltoall each rank sends only its
+/// own blocks, so the rank whose data compresses least compresses longest and its link
+/// carries the most, and every destination waits for its pieces: the heaviest sender's.
+/// CPR-P2P's rings exchange whole blocks step by step, each step as slow as its heaviest
+/// message (the least compressible block crosses every link in turn, and a
+/// reduce-scatter's partial sums compress less at every step): the heaviest steps'.
+/// C-Coll's rings stream chunks without steps (every link carries every block, so their
+/// sum sets the pace), and the trees' root sends or receives every block: there the
+/// whole call's ratio prices them.
+pub fn pacing_ratio(op: CollOp, algo: Algorithm, r: Ratios) -> f64 {
     match (op, algo) {
-        (CollOp::Alltoall, _) | (CollOp::Allreduce | CollOp::Allgather, Algorithm::CprP2p) => heaviest.min(ratio),
-        _ => ratio,
+        (CollOp::Alltoall, _) => r.heaviest_sender.min(r.mean),
+        (CollOp::Allreduce | CollOp::Allgather, Algorithm::CprP2p) => r.heaviest_steps.min(r.mean),
+        _ => r.mean,
     }
 }
 
@@ -736,23 +770,27 @@ mod tests {
     }
 
     #[test]
-    fn the_heaviest_sender_paces_alltoalls_and_whole_block_rings() {
+    fn the_heaviest_sender_paces_alltoalls_and_the_heaviest_steps_whole_block_rings() {
+        let r = Ratios { mean: 25.0, heaviest_sender: 10.9, heaviest_steps: 5.4 };
         // Alltoall: the rank with the least compressible blocks sends the most.
-        assert_eq!(pacing_ratio(Alltoall, CColl, 25.0, 10.9), 10.9);
+        assert_eq!(pacing_ratio(Alltoall, CColl, r), 10.9);
+        assert_eq!(pacing_ratio(Alltoall, CprP2p, r), 10.9);
         // With a codec fast enough to leave the link the limit, that rank's 2.3 times as
         // many bytes take 2.3 times as long.
         let p = Params { comp_bytes_per_s: 1e15, decomp_bytes_per_s: 1e15, ..params(4) };
         let at = |ratio: f64| time_s(Alltoall, CColl, 64e6, &Params { ratio, ..p }).unwrap();
-        let slower = at(pacing_ratio(Alltoall, CColl, 25.0, 10.9)) / at(25.0);
+        let slower = at(pacing_ratio(Alltoall, CColl, r)) / at(25.0);
         assert!((slower - 25.0 / 10.9).abs() < 0.01, "{slower}");
-        // CPR-P2P's rings move whole blocks step by step.
-        for op in [Alltoall, Allreduce, Allgather] {
-            assert_eq!(pacing_ratio(op, CprP2p, 25.0, 10.9), 10.9, "{op:?}");
+        // CPR-P2P's rings move whole blocks step by step, each step paced by its heaviest.
+        for op in [Allreduce, Allgather] {
+            assert_eq!(pacing_ratio(op, CprP2p, r), 5.4, "{op:?}");
         }
         // Chunk streams and trees carry every rank's blocks: the whole call's ratio.
         for (op, algo) in [(Allreduce, CColl), (Allgather, CColl), (Bcast, CprP2p), (Scatter, CprP2p), (Scatter, CColl)] {
-            assert_eq!(pacing_ratio(op, algo, 25.0, 10.9), 25.0, "{op:?} {algo:?}");
+            assert_eq!(pacing_ratio(op, algo, r), 25.0, "{op:?} {algo:?}");
         }
+        // Never above the whole call's.
+        assert_eq!(pacing_ratio(Allgather, CprP2p, Ratios { heaviest_steps: 30.0, ..r }), 25.0);
     }
 
     #[test]
@@ -924,6 +962,27 @@ mod tests {
         let bcast = Params { scan_bytes_per_s: 4e9, ..p };
         let unscanned = time_s(Bcast, CColl, 16e6, &p).unwrap();
         assert!(close(time_s(Bcast, CColl, 16e6, &bcast).unwrap() - unscanned, 16e6 / (4e9 * 0.4)));
+    }
+
+    #[test]
+    fn cpr_ring_steps_pay_for_their_heaviest_message() {
+        // 4 ranks, 64 MB vectors (blocks of 16 MB) at ratio 4, codecs all but free: the
+        // wire alone, at half the link rate each way while both directions carry data.
+        let free = Params { comp_bytes_per_s: 1e18, decomp_bytes_per_s: 1e18, reduce_bytes_per_s: 1e18, duplex_efficiency: 0.5, ratio: 4.0, ..params(4) };
+        let near = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        let heavy = 16e6 / 4.0;
+        // Even data: a reduce-scatter step's message shares its link with one as heavy;
+        // the allgather's heaviest block has its link to itself.
+        let ag = 3.0 * (50e-6 + heavy / 125e6);
+        let even = time_s(Allreduce, CprP2p, 64e6, &free).unwrap();
+        assert!(near(even, 3.0 * (50e-6 + heavy / 62.5e6) + ag), "{even}");
+        assert!(near(time_s(Allgather, CprP2p, 16e6, &free).unwrap(), ag));
+        // The average message at ratio 8 (2 MB): the heaviest shares its link until that
+        // one is through, then has it alone for its other 2 MB.
+        let uneven = time_s(Allreduce, CprP2p, 64e6, &Params { average_ratio: Some(8.0), ..free }).unwrap();
+        assert!(near(uneven, 3.0 * (50e-6 + 2e6 / 62.5e6 + 2e6 / 125e6) + ag), "{uneven}");
+        // An average heavier than the pacing message (not a measurement's) changes nothing.
+        assert_eq!(time_s(Allreduce, CprP2p, 64e6, &Params { average_ratio: Some(2.0), ..free }), Some(even));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use crate::Algorithm;
 
 /// What one call did on this rank.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CollStats {
     /// The algorithm that ran (after [`Algorithm::Auto`] was resolved).
     pub algorithm: Algorithm,
@@ -16,6 +16,10 @@ pub struct CollStats {
     /// The data messages of `bytes_sent` (0 for [`Algorithm::Mpi`]): a pipelined
     /// schedule sends one per chunk and hop.
     pub messages_sent: u64,
+    /// Bytes and uncompressed bytes of each of those messages, in the order this rank
+    /// sent them: in a step-by-step schedule (CPR-P2P's rings) the `i`-th messages of all
+    /// ranks make step `i`, which lasts as long as its heaviest one.
+    pub message_sizes: Vec<(u64, u64)>,
     /// Compressions on the path of the most-compressed value of the result: the result's
     /// error is at most this times the per-compression bound (see `docs/collectives.md`).
     /// 0 when no rank compresses anything in the call (it is below the compression
@@ -48,6 +52,7 @@ impl CollStats {
             bytes_sent: 0,
             raw_bytes_sent: 0,
             messages_sent: 0,
+            message_sizes: Vec::new(),
             compressions_per_value: 0,
             abs_error: None,
             error_bound: None,

@@ -258,6 +258,7 @@ mod tests {
             bound: 0.0,
             bound_ok: true,
             comp_ratio_min: 1.0,
+            comp_ratio_steps: 1.0,
         }
     }
 

@@ -11,7 +11,7 @@ use crate::units::{fmt_rate, fmt_size, parse_duration, parse_rate, parse_size};
 use crate::workspace;
 use calibrate::Calibration;
 use clap::Args;
-use collectives::model::{break_even_bits, pacing_ratio, time_s, BreakEven, Params};
+use collectives::model::{break_even_bits, pacing_ratio, time_s, BreakEven, Params, Ratios};
 use collectives::{Algorithm, CollOp};
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -254,7 +254,7 @@ impl Emulated {
 /// and whether every point is within [`TOLERANCE`].
 pub fn validate(rows: &[Row], cal: &Calibration, run: &Emulated) -> (String, bool) {
     let mut s = String::from(
-        "Validation against the emulated run (model against the slowest rank, the collective's completion; the ratio priced is the heaviest sender's for Alltoall and CPR-P2P's rings, `collectives::model::pacing_ratio`):\n\n| op | size | algorithm | ratio priced | measured mean (ms) | measured slowest (ms) | model (ms) | model/slowest |\n|---|---|---|---|---|---|---|---|\n",
+        "Validation against the emulated run (model against the slowest rank, the collective's completion; the ratio priced is the heaviest sender's for Alltoall and the heaviest steps' for CPR-P2P's rings, `collectives::model::pacing_ratio`):\n\n| op | size | algorithm | ratio priced | measured mean (ms) | measured slowest (ms) | model (ms) | model/slowest |\n|---|---|---|---|---|---|---|---|\n",
     );
     let (mut n, mut within) = (0, 0);
     for r in rows {
@@ -262,8 +262,8 @@ pub fn validate(rows: &[Row], cal: &Calibration, run: &Emulated) -> (String, boo
         if !validated(op, algo) {
             continue;
         }
-        let ratio = if algo.compresses() { pacing_ratio(op, algo, r.comp_ratio, r.comp_ratio_min).max(1.0) } else { 1.0 };
-        let p = run.params(cal, r.ranks, ratio);
+        let ratio = if algo.compresses() { pacing_ratio(op, algo, Ratios { mean: r.comp_ratio, heaviest_sender: r.comp_ratio_min, heaviest_steps: r.comp_ratio_steps }).max(1.0) } else { 1.0 };
+        let p = Params { average_ratio: Some(r.comp_ratio.max(1.0)), ..run.params(cal, r.ranks, ratio) };
         let Some(model) = time_s(op, algo, r.bytes as f64, &p) else { continue };
         let measured = r.lat_max_us * 1e-6;
         let q = model / measured;
@@ -451,6 +451,7 @@ mod tests {
             bound: 0.0,
             bound_ok: true,
             comp_ratio_min: ratio,
+            comp_ratio_steps: ratio,
         }
     }
 

@@ -252,6 +252,7 @@ fn bench<T: Value>(world: &SimpleCommunicator, args: &Args, plan: &Plan) -> Resu
                 comp_ratio_min: Some(all_reduce(world, if sent > 0 { ratio(raw as f64, sent as f64) } else { f64::INFINITY }, SystemOperation::min()))
                     .filter(|r| r.is_finite())
                     .unwrap_or(1.0),
+                comp_ratio_steps: steps_ratio(world, stats.as_ref().map_or(&[], |s| &s.message_sizes)),
                 max_abs_err: err,
                 bound,
                 bound_ok: within,
@@ -325,6 +326,23 @@ fn ratio(raw: f64, sent: f64) -> f64 {
     } else {
         1.0
     }
+}
+
+/// The ratio of a step-by-step schedule's heaviest messages, step `i` being every
+/// rank's `i`-th message that carries values (announcements do not): the largest of each
+/// step (and the largest uncompressed size), summed over the steps. 1 where no rank sent
+/// any values.
+fn steps_ratio(world: &SimpleCommunicator, sizes: &[(u64, u64)]) -> f64 {
+    let data: Vec<_> = sizes.iter().filter(|&&(_, raw)| raw > 0).collect();
+    let steps = all_max(world, data.len() as f64) as usize;
+    // This rank's bytes of each step, then its uncompressed bytes (0 past its last).
+    let mut mine = vec![0.0; 2 * steps];
+    for (i, &&(sent, raw)) in data.iter().enumerate() {
+        (mine[i], mine[steps + i]) = (sent as f64, raw as f64);
+    }
+    let mut heaviest = vec![0.0; 2 * steps];
+    world.all_reduce_into(&mine[..], &mut heaviest[..], SystemOperation::max());
+    ratio(heaviest[steps..].iter().sum(), heaviest[..steps].iter().sum())
 }
 
 fn all_reduce(world: &SimpleCommunicator, v: f64, op: SystemOperation) -> f64 {

@@ -1,6 +1,6 @@
 //! The two output formats. CSV columns (fixed, relied upon by the benchmark drivers):
-//! `op,algo,codec,ranks,bytes,lat_avg_us,lat_min_us,lat_max_us,comp_ratio,max_abs_err,bound,bound_ok,comp_ratio_min`
-//! (the last column added after the others, so that readers by position keep working).
+//! `op,algo,codec,ranks,bytes,lat_avg_us,lat_min_us,lat_max_us,comp_ratio,max_abs_err,bound,bound_ok,comp_ratio_min,comp_ratio_steps`
+//! (the last two columns added after the others, so that readers by position keep working).
 
 use collectives::Algorithm;
 
@@ -25,6 +25,10 @@ pub struct Row {
     /// The lowest of the ranks' own ratios (uncompressed over sent bytes of one rank):
     /// the heaviest sender, whose link sets the pace where each rank sends its own data.
     pub comp_ratio_min: f64,
+    /// The ratio of a step-by-step schedule's heaviest messages: the `i`-th messages of
+    /// all ranks make step `i`; the largest of each step, summed, against their
+    /// uncompressed sizes ([`crate::steps_ratio`]).
+    pub comp_ratio_steps: f64,
     /// Largest |result - MPI result| over all ranks (with `--check`).
     pub max_abs_err: Option<f64>,
     /// The stated bound (`inf` where the codec gives none).
@@ -33,7 +37,7 @@ pub struct Row {
     pub bound_ok: Option<bool>,
 }
 
-const CSV_HEADER: &str = "op,algo,codec,ranks,bytes,lat_avg_us,lat_min_us,lat_max_us,comp_ratio,max_abs_err,bound,bound_ok,comp_ratio_min";
+const CSV_HEADER: &str = "op,algo,codec,ranks,bytes,lat_avg_us,lat_min_us,lat_max_us,comp_ratio,max_abs_err,bound,bound_ok,comp_ratio_min,comp_ratio_steps";
 
 /// The header; `device` describes the codec backend. The CSV keeps its one header line
 /// for host buffers (what its readers expect) and gets a `#` comment line naming the
@@ -64,8 +68,8 @@ pub fn print_row(format: Format, args: &Args, ranks: usize, r: &Row) {
     let ok = r.bound_ok.map_or("n/a", |ok| if ok { "true" } else { "false" });
     match format {
         Format::Csv => println!(
-            "{},{},{},{ranks},{},{:.2},{:.2},{:.2},{:.3},{err},{:.3e},{ok},{:.3}",
-            args.op, r.algo, args.codec, r.bytes, r.lat_avg_us, r.lat_min_us, r.lat_max_us, r.comp_ratio, r.bound, r.comp_ratio_min
+            "{},{},{},{ranks},{},{:.2},{:.2},{:.2},{:.3},{err},{:.3e},{ok},{:.3},{:.3}",
+            args.op, r.algo, args.codec, r.bytes, r.lat_avg_us, r.lat_min_us, r.lat_max_us, r.comp_ratio, r.bound, r.comp_ratio_min, r.comp_ratio_steps
         ),
         Format::Table => println!(
             "{:<15} {:<8} {:>12} {:>12.1} {:>12.1} {:>12.1} {:>8.2} {:>11} {:>11.3e} {:>8}",
