@@ -389,12 +389,12 @@ pub struct Ratios {
 /// CPR-P2P's rings exchange whole blocks step by step, each step as slow as its heaviest
 /// message (the least compressible block crosses every link in turn, and a
 /// reduce-scatter's partial sums compress less at every step): the heaviest steps'.
-/// C-Coll's rings stream chunks without steps (every link carries every block, so their
-/// sum sets the pace), and the trees' root sends or receives every block: there the
-/// whole call's ratio prices them.
+/// C-Coll's rings stream chunks without steps: every rank's link carries every block but
+/// the next rank's own, so the rank that sends the most sets the pace, the heaviest
+/// sender again. The trees' root sends or receives every block: the whole call's ratio.
 pub fn pacing_ratio(op: CollOp, algo: Algorithm, r: Ratios) -> f64 {
     match (op, algo) {
-        (CollOp::Alltoall, _) => r.heaviest_sender.min(r.mean),
+        (CollOp::Alltoall, _) | (CollOp::Allreduce | CollOp::Allgather, Algorithm::CColl) => r.heaviest_sender.min(r.mean),
         (CollOp::Allreduce | CollOp::Allgather, Algorithm::CprP2p) => r.heaviest_steps.min(r.mean),
         _ => r.mean,
     }
@@ -770,7 +770,7 @@ mod tests {
     }
 
     #[test]
-    fn the_heaviest_sender_paces_alltoalls_and_the_heaviest_steps_whole_block_rings() {
+    fn the_heaviest_sender_paces_alltoalls_and_chunk_rings_the_heaviest_steps_whole_block_rings() {
         let r = Ratios { mean: 25.0, heaviest_sender: 10.9, heaviest_steps: 5.4 };
         // Alltoall: the rank with the least compressible blocks sends the most.
         assert_eq!(pacing_ratio(Alltoall, CColl, r), 10.9);
@@ -785,8 +785,12 @@ mod tests {
         for op in [Allreduce, Allgather] {
             assert_eq!(pacing_ratio(op, CprP2p, r), 5.4, "{op:?}");
         }
-        // Chunk streams and trees carry every rank's blocks: the whole call's ratio.
-        for (op, algo) in [(Allreduce, CColl), (Allgather, CColl), (Bcast, CprP2p), (Scatter, CprP2p), (Scatter, CColl)] {
+        // C-Coll's chunk streams: the link of the rank that sends the most.
+        for op in [Allreduce, Allgather] {
+            assert_eq!(pacing_ratio(op, CColl, r), 10.9, "{op:?}");
+        }
+        // Trees: the root sends or receives every block, the whole call's ratio.
+        for (op, algo) in [(Bcast, CprP2p), (Bcast, CColl), (Scatter, CprP2p), (Scatter, CColl), (Gather, CColl)] {
             assert_eq!(pacing_ratio(op, algo, r), 25.0, "{op:?} {algo:?}");
         }
         // Never above the whole call's.
