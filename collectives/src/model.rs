@@ -180,6 +180,12 @@ impl Terms<'_> {
         let refilled = (pause_s * self.p.link_bytes_per_s).min(self.p.link_burst_bytes);
         (b - refilled).max(0.0)
     }
+    /// The bytes of a stream that starts the call on a link idle before it (between
+    /// calls): all but what its full bucket passes at once. A chunk stream keeps its link
+    /// busy after that, so only its start is credited.
+    fn after_rest(&self, b: f64) -> f64 {
+        self.after_burst(b, f64::INFINITY)
+    }
     /// A message while the other direction carries `flows` flows of bulk data (sent
     /// right after the one before: no burst).
     fn duplex(&self, b: f64, flows: f64) -> f64 {
@@ -274,8 +280,12 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
     // The partial sums of every block grow alike from step to step, so the ranks' messages
     // move together: each step's heaviest shares its link with an average one.
     let rs_cpr = |fresh: bool| steps * (rs_work(fresh) + t.cstep(b, rs_work(fresh)));
-    // Pipelined: the transfer hides inside the chunked codec work, or the reverse.
-    let rs_ccoll = |fresh: bool| steps * (p.alpha_s + t.wire_chunks(b / p.ratio).max(rs_work(fresh)));
+    // Pipelined: the transfer hides inside the chunked codec work, or the reverse. The
+    // first step's streams start on rested links.
+    let rs_ccoll = |fresh: bool| {
+        let step = |wire: f64| p.alpha_s + wire.max(rs_work(fresh));
+        step(t.wire_chunks(t.after_rest(b / p.ratio))) + (steps - 1.0) * step(t.wire_chunks(b / p.ratio))
+    };
     // Compress-once ring allgather of whole blocks of m (the ring allreduce's): own block
     // compressed (and decoded, so that every rank holds the same values), forwarded
     // p - 1 times, decoded at the end.
@@ -295,7 +305,7 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
     let time = match (op, algo) {
         // The ring algorithms reduce out of place into the caller's output: no allocation.
         (Allreduce, CprP2p) => rs_cpr(false) + ag_cpr(b),
-        (Allreduce, CColl) => rs_ccoll(false) + ring_allgather(&t, b, true),
+        (Allreduce, CColl) => rs_ccoll(false) + ring_allgather(&t, b, true, false),
         (Allreduce, Ring) => {
             // The next receive is posted before compressing: it overlaps the compression.
             steps * (p.alpha_s + t.wire_duplex(b / p.ratio, 1.0).max(t.comp(b, all)) + t.decomp(b, all) + t.reduce(b, all)) + ag_once(b, true)
@@ -337,7 +347,7 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
         }
         (Gather, CColl) => tree_gather(&t, bytes),
         (Allgather, CprP2p) => ag_cpr(bytes),
-        (Allgather, CColl) => ring_allgather(&t, bytes, false),
+        (Allgather, CColl) => ring_allgather(&t, bytes, false, true),
         // Pairwise exchanges, one flow each way, recompressing nothing (each piece is
         // compressed once at its origin) but decoding before the next exchange.
         (Alltoall, CprP2p) => {
@@ -351,12 +361,12 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
         (Alltoall, CColl) => {
             let c = bytes / chunks(bytes);
             let rest = steps * bytes - c;
-            let transfers = steps * p.alpha_s + t.wire_chunks(steps * bytes / p.ratio);
+            let transfers = steps * p.alpha_s + t.wire_chunks(t.after_rest(steps * bytes / p.ratio));
             t.comp(c, all) + transfers.max(t.comp(rest, all) + t.decomp(rest, all)) + t.decomp(c, all)
         }
         (P2p, CprP2p) => t.comp(bytes, 1) + t.cmsg(bytes, t.comp(bytes, 1)) + t.decomp(bytes, 1),
         // Pipelined chunks: the transfer hides inside the codec work, or the reverse.
-        (P2p, CColl) => p.alpha_s + (bytes / p.ratio / p.link_bytes_per_s).max(t.comp(bytes, 1) + t.decomp(bytes, 1)),
+        (P2p, CColl) => p.alpha_s + (t.after_rest(bytes / p.ratio) / p.link_bytes_per_s).max(t.comp(bytes, 1) + t.decomp(bytes, 1)),
         _ => return None,
     };
     // Before the rounds, the ranks that hold input find its value range (the Bcast and
@@ -416,7 +426,9 @@ fn cdr_allreduce(t: &Terms, b: f64) -> Option<f64> {
     let steps = all as f64 - 1.0;
     let wire = p.alpha_s + t.wire_duplex(b / p.ratio, 1.0);
     let work = t.comp(b, all) + b / (rate * p.share(all));
-    let reduce_scatter = t.comp(b, all) + steps * wire.max(work);
+    // The first step's transfers start on rested links.
+    let first = p.alpha_s + t.wire_duplex(t.after_rest(b / p.ratio), 1.0);
+    let reduce_scatter = t.comp(b, all) + first.max(work) + (steps - 1.0) * wire.max(work);
     let decode = t.decomp(b, all);
     let allgather = ((steps + 1.0) * decode).max(steps * wire + t.decomp(b / chunks(b), all));
     Some(reduce_scatter + allgather)
@@ -456,10 +468,11 @@ fn tree_bcast(t: &Terms, n: f64, recompress: bool) -> f64 {
     if !recompress {
         let k = chunks(n);
         let c = n / k;
-        let wire = c / p.ratio / p.link_bytes_per_s;
-        let first = t.comp(c, 1) + levels * (p.alpha_s + wire) + t.decomp(c, all);
-        let stage = t.comp(c, 1).max(levels * wire).max(t.decomp(c, all));
-        return first + (k - 1.0) * stage;
+        let hops = levels * (p.alpha_s + c / p.ratio / p.link_bytes_per_s);
+        // The root's link carries every chunk to each of its children, its burst at once.
+        let link = levels * p.alpha_s + t.after_rest(levels * n / p.ratio) / p.link_bytes_per_s;
+        let (comp, decomp) = (t.comp(c, 1), t.decomp(c, all));
+        return pipeline(&[comp, hops, decomp], &[k * comp, link, k * decomp]);
     }
     // A parent compresses the whole vector once per child, the deepest subtree's first.
     // Eager messages leave as each is compressed: each level costs one compression and
@@ -512,8 +525,9 @@ fn tree_scatter(t: &Terms, m: f64, recompress: bool) -> f64 {
         let levels = (all as f64).log2().ceil();
         let k = chunks(m);
         let (comp, hop, decode) = (t.comp(m / k, 1), wire / k, t.decomp(m / k, all));
-        // The blocks before the last: the root's compression and its link at once.
-        let before = (others - 1.0) * k * comp.max(hop);
+        // The blocks before the last: the root's compression and its link (rested
+        // before the call) at once.
+        let before = ((others - 1.0) * k * comp).max(t.after_rest((others - 1.0) * m / p.ratio) / p.link_bytes_per_s);
         let links = levels * (p.alpha_s + hop);
         return before + pipeline(&[comp, links, decode], &[k * comp, links + (k - 1.0) * hop, k * decode]);
     }
@@ -563,7 +577,8 @@ fn tree_gather(t: &Terms, m: f64) -> f64 {
     let c = m / k;
     let wire = c / p.ratio / p.link_bytes_per_s;
     let (comp, decomp) = (t.comp(c, all), t.decomp(c, all));
-    let flow = pipeline(&[comp, wire, decomp], &[k * comp, others * k * wire, others * k * decomp]);
+    let link = t.after_rest(others * m / p.ratio) / p.link_bytes_per_s;
+    let flow = pipeline(&[comp, wire, decomp], &[k * comp, link, others * k * decomp]);
     levels * p.alpha_s + flow
 }
 
@@ -573,15 +588,17 @@ fn tree_gather(t: &Terms, m: f64) -> f64 {
 /// so the other `p - 2` blocks cross the link (both directions busy) while the `p - 1`
 /// received ones are decoded, the last chunk's decoding after it arrives. With
 /// `own_decoded` (Allreduce: every rank ends with the same values) the rank decodes its
-/// own block at the end.
-fn ring_allgather(t: &Terms, m: f64, own_decoded: bool) -> f64 {
+/// own block at the end. With `starts` (the call starts with it) the own block's stream
+/// starts on a rested link.
+fn ring_allgather(t: &Terms, m: f64, own_decoded: bool, starts: bool) -> f64 {
     let p = t.p;
     let all = p.ranks.max(1);
     let steps = all as f64 - 1.0;
     let k = chunks(m);
     let decomp = t.decomp(m / k, all);
     let wire = t.wire_chunks(m / p.ratio);
-    let own = (k * t.comp(m / k, all)).max(p.alpha_s + wire);
+    let own_wire = if starts { t.wire_chunks(t.after_rest(m / p.ratio)) } else { wire };
+    let own = (k * t.comp(m / k, all)).max(p.alpha_s + own_wire);
     let rest = (steps - 1.0) * p.alpha_s + ((steps - 1.0) * wire + decomp).max(steps * k * decomp);
     own + rest + if own_decoded { k * decomp } else { 0.0 }
 }
@@ -966,6 +983,22 @@ mod tests {
         let bcast = Params { scan_bytes_per_s: 4e9, ..p };
         let unscanned = time_s(Bcast, CColl, 16e6, &p).unwrap();
         assert!(close(time_s(Bcast, CColl, 16e6, &bcast).unwrap() - unscanned, 16e6 / (4e9 * 0.4)));
+    }
+
+    #[test]
+    fn c_coll_streams_start_with_their_links_burst() {
+        // Codecs all but free: every stream is link-bound. A link rested before the call
+        // passes its 0.5 MB burst at once, 4 ms at 125 MB/s, once per call: on the stream
+        // that starts it (the first reduce-scatter step, the own block's), not again.
+        let free = Params { comp_bytes_per_s: 1e18, decomp_bytes_per_s: 1e18, reduce_bytes_per_s: 1e18, ..params(4) };
+        let shaped = Params { link_burst_bytes: 0.5e6, ..free };
+        for (op, bytes) in [(Alltoall, 16e6), (Bcast, 64e6), (Scatter, 16e6), (Gather, 16e6), (Allgather, 16e6), (Allreduce, 64e6), (P2p, 16e6)] {
+            let saved = time_s(op, CColl, bytes, &free).unwrap() - time_s(op, CColl, bytes, &shaped).unwrap();
+            assert!((saved - 4e-3).abs() < 1e-9, "{op:?}: {saved}");
+        }
+        // A stream shorter than the burst passes whole.
+        let small = time_s(P2p, CColl, 1e6, &shaped).unwrap();
+        assert!((small - 50e-6).abs() < 1e-9, "{small}");
     }
 
     #[test]
