@@ -71,9 +71,10 @@ pub struct Params {
     /// (see [`pacing_ratio`]).
     pub ratio: f64,
     /// Ratio of the call's average message where `ratio` is that of its heaviest ones
-    /// (uneven data; `None`: the same). A step of CPR-P2P's reduce-scatter lasts as long
-    /// as its heaviest message, whose link carries only an average one the other way: the
-    /// two share the link at the duplex rate, the rest of the heavy one has it to itself.
+    /// (uneven data; `None`: the same). A step of CPR-P2P's reduce-scatter or pairwise
+    /// Alltoall lasts as long as its heaviest message, whose link carries only an average
+    /// one the other way: the two share the link at the duplex rate, the rest of the heavy
+    /// one has it to itself.
     pub average_ratio: Option<f64>,
     /// Slowdown of CPU work while several ranks of a host compute at once, against the
     /// same work measured alone (shared caches and memory bandwidth, context switches):
@@ -349,10 +350,12 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
         (Allgather, CprP2p) => ag_cpr(bytes),
         (Allgather, CColl) => ring_allgather(&t, bytes, false, true),
         // Pairwise exchanges, one flow each way, recompressing nothing (each piece is
-        // compressed once at its origin) but decoding before the next exchange.
+        // compressed once at its origin) but decoding before the next exchange. The
+        // heaviest sender's piece shares its link with the average piece coming the other
+        // way.
         (Alltoall, CprP2p) => {
             let work = t.comp(bytes, all) + t.decomp(bytes, all);
-            steps * (work + t.cduplex(bytes, work))
+            steps * (work + t.cstep(bytes, work))
         }
         // Every piece in pipeline chunks, destinations in turn (one flow each way), each
         // chunk sent as soon as it is compressed and the arrivals decoded between the
@@ -1018,6 +1021,10 @@ mod tests {
         // one is through, then has it alone for its other 2 MB.
         let uneven = time_s(Allreduce, CprP2p, 64e6, &Params { average_ratio: Some(8.0), ..free }).unwrap();
         assert!(near(uneven, 3.0 * (50e-6 + 2e6 / 62.5e6 + 2e6 / 125e6) + ag), "{uneven}");
+        // The pairwise Alltoall's steps alike (pieces of 16 MB for each destination).
+        let pairwise = |average_ratio| time_s(Alltoall, CprP2p, 16e6, &Params { average_ratio, ..free }).unwrap();
+        assert!(near(pairwise(None), 3.0 * (50e-6 + heavy / 62.5e6)), "{}", pairwise(None));
+        assert!(near(pairwise(Some(8.0)), 3.0 * (50e-6 + 2e6 / 62.5e6 + 2e6 / 125e6)), "{}", pairwise(Some(8.0)));
         // An average heavier than the pacing message (not a measurement's) changes nothing.
         assert_eq!(time_s(Allreduce, CprP2p, 64e6, &Params { average_ratio: Some(2.0), ..free }), Some(even));
     }
