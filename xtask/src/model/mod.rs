@@ -263,7 +263,7 @@ pub fn validate(rows: &[Row], cal: &Calibration, run: &Emulated) -> (String, boo
             continue;
         }
         let ratio = if algo.compresses() { pacing_ratio(op, algo, Ratios { mean: r.comp_ratio, heaviest_sender: r.comp_ratio_min, heaviest_steps: r.comp_ratio_steps }).max(1.0) } else { 1.0 };
-        let p = Params { average_ratio: Some(r.comp_ratio.max(1.0)), ..run.params(cal, r.ranks, ratio) };
+        let p = run.params(cal, r.ranks, ratio);
         let Some(model) = time_s(op, algo, r.bytes as f64, &p) else { continue };
         let measured = r.lat_max_us * 1e-6;
         let q = model / measured;
