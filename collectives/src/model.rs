@@ -163,7 +163,7 @@ struct Terms<'a> {
 impl Terms<'_> {
     /// A message while the link's other direction is idle.
     fn msg(&self, b: f64) -> f64 {
-        self.p.alpha_s + self.wire_after(b, f64::INFINITY)
+        self.p.alpha_s + self.wire_rested(b)
     }
     /// The bytes of a message on a link that was idle for `pause_s` before it: what its
     /// token bucket refilled meanwhile passes at once, the rest at the link's rate.
@@ -179,6 +179,10 @@ impl Terms<'_> {
     /// busy after that, so only its start is credited.
     fn after_rest(&self, b: f64) -> f64 {
         self.after_burst(b, f64::INFINITY)
+    }
+    /// [`Terms::after_rest`] at the link's rate.
+    fn wire_rested(&self, b: f64) -> f64 {
+        self.after_rest(b) / self.p.link_bytes_per_s
     }
     /// A message while the other direction carries `flows` flows of bulk data (sent
     /// right after the one before: no burst).
@@ -290,7 +294,7 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
     let time = match (op, algo) {
         // The ring algorithms reduce out of place into the caller's output: no allocation.
         (Allreduce, CprP2p) => rs_cpr(false) + ag_cpr(b),
-        (Allreduce, CColl) => rs_ccoll(false) + ring_allgather(&t, b, true, false),
+        (Allreduce, CColl) => rs_ccoll(false) + ring_allgather(&t, b, true),
         (Allreduce, Ring) => {
             // The next receive is posted before compressing: it overlaps the compression.
             steps * (p.alpha_s + t.wire_duplex(b / p.ratio, 1.0).max(t.comp(b, all)) + t.decomp(b, all) + t.reduce(b, all)) + ag_once(b, true)
@@ -332,7 +336,7 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
         }
         (Gather, CColl) => tree_gather(&t, bytes),
         (Allgather, CprP2p) => ag_cpr(bytes),
-        (Allgather, CColl) => ring_allgather(&t, bytes, false, true),
+        (Allgather, CColl) => ring_allgather(&t, bytes, false),
         // Pairwise exchanges, recompressing nothing (each piece is compressed once at its
         // origin) but decoding before the next exchange; the heaviest sender's pieces
         // cross at the one-way rate, as the reduce-scatter's messages do.
@@ -352,7 +356,7 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
         }
         (P2p, CprP2p) => t.comp(bytes, 1) + t.cmsg(bytes, t.comp(bytes, 1)) + t.decomp(bytes, 1),
         // Pipelined chunks: the transfer hides inside the codec work, or the reverse.
-        (P2p, CColl) => p.alpha_s + (t.after_rest(bytes / p.ratio) / p.link_bytes_per_s).max(t.comp(bytes, 1) + t.decomp(bytes, 1)),
+        (P2p, CColl) => p.alpha_s + t.wire_rested(bytes / p.ratio).max(t.comp(bytes, 1) + t.decomp(bytes, 1)),
         _ => return None,
     };
     // Before the rounds, the ranks that hold input find its value range (the Bcast and
@@ -456,7 +460,7 @@ fn tree_bcast(t: &Terms, n: f64, recompress: bool) -> f64 {
         let c = n / k;
         let hops = levels * (p.alpha_s + c / p.ratio / p.link_bytes_per_s);
         // The root's link carries every chunk to each of its children, its burst at once.
-        let link = levels * p.alpha_s + t.after_rest(levels * n / p.ratio) / p.link_bytes_per_s;
+        let link = levels * p.alpha_s + t.wire_rested(levels * n / p.ratio);
         let (comp, decomp) = (t.comp(c, 1), t.decomp(c, all));
         return pipeline(&[comp, hops, decomp], &[k * comp, link, k * decomp]);
     }
@@ -513,7 +517,7 @@ fn tree_scatter(t: &Terms, m: f64, recompress: bool) -> f64 {
         let (comp, hop, decode) = (t.comp(m / k, 1), wire / k, t.decomp(m / k, all));
         // The blocks before the last: the root's compression and its link (rested
         // before the call) at once.
-        let before = ((others - 1.0) * k * comp).max(t.after_rest((others - 1.0) * m / p.ratio) / p.link_bytes_per_s);
+        let before = ((others - 1.0) * k * comp).max(t.wire_rested((others - 1.0) * m / p.ratio));
         let links = levels * (p.alpha_s + hop);
         return before + pipeline(&[comp, links, decode], &[k * comp, links + (k - 1.0) * hop, k * decode]);
     }
@@ -563,7 +567,7 @@ fn tree_gather(t: &Terms, m: f64) -> f64 {
     let c = m / k;
     let wire = c / p.ratio / p.link_bytes_per_s;
     let (comp, decomp) = (t.comp(c, all), t.decomp(c, all));
-    let link = t.after_rest(others * m / p.ratio) / p.link_bytes_per_s;
+    let link = t.wire_rested(others * m / p.ratio);
     let flow = pipeline(&[comp, wire, decomp], &[k * comp, link, others * k * decomp]);
     levels * p.alpha_s + flow
 }
@@ -572,21 +576,22 @@ fn tree_gather(t: &Terms, m: f64) -> f64 {
 /// compresses its own block chunk by chunk, sending each (the previous rank's block
 /// arrives meanwhile); then it forwards each incoming chunk as it arrives and decodes it,
 /// so the other `p - 2` blocks cross the link (both directions busy) while the `p - 1`
-/// received ones are decoded, the last chunk's decoding after it arrives. With
-/// `own_decoded` (Allreduce: every rank ends with the same values) the rank decodes its
-/// own block at the end. With `starts` (the call starts with it) the own block's stream
-/// starts on a rested link.
-fn ring_allgather(t: &Terms, m: f64, own_decoded: bool, starts: bool) -> f64 {
+/// received ones are decoded, the last chunk's decoding after it arrives. As the
+/// Allreduce's second stage (`after_reduce_scatter`) the rank decodes its own block at
+/// the end too (every rank ends with the same values), and its links are busy from the
+/// reduce-scatter; as the Allgather it starts the call, its own block's stream on a
+/// rested link.
+fn ring_allgather(t: &Terms, m: f64, after_reduce_scatter: bool) -> f64 {
     let p = t.p;
     let all = p.ranks.max(1);
     let steps = all as f64 - 1.0;
     let k = chunks(m);
     let decomp = t.decomp(m / k, all);
     let wire = t.wire_chunks(m / p.ratio);
-    let own_wire = if starts { t.wire_chunks(t.after_rest(m / p.ratio)) } else { wire };
+    let own_wire = if after_reduce_scatter { wire } else { t.wire_chunks(t.after_rest(m / p.ratio)) };
     let own = (k * t.comp(m / k, all)).max(p.alpha_s + own_wire);
     let rest = (steps - 1.0) * p.alpha_s + ((steps - 1.0) * wire + decomp).max(steps * k * decomp);
-    own + rest + if own_decoded { k * decomp } else { 0.0 }
+    own + rest + if after_reduce_scatter { k * decomp } else { 0.0 }
 }
 
 /// Predicted seconds of plain MPI (Open MPI 4.1's `tuned` decisions for messages of 1 MiB
