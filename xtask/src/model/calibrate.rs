@@ -94,6 +94,9 @@ pub struct Calibration {
     pub measured: bool,
 }
 
+/// What [`Calibration::measure`] codes, in its order (for the progress line).
+pub const INPUTS: &str = "a 64 MiB field, the sum of four, the last 192 MiB of one four times as long, the sum at a tenth of the bound";
+
 /// Fields summed for the second codec measurement.
 const SUMMED: u64 = 4;
 /// The bound of the fourth codec measurement (the sum of fields again) over the codec's.
@@ -272,9 +275,8 @@ fn measure_pass(data: &[f32], codec: &Codec, backend: &Backend) -> Result<Pass, 
 /// CPU-time calibration cannot see). Each rank compresses the 64 MiB field of `fields`
 /// in pipeline chunks of 2 MiB with the absolute bound, as the collectives do (a
 /// quarter of that, tried first, ran about as long as a time slice and measured mostly
-/// the slicing). 1 where the ranks' threads fit the cores. The model charges it to
-/// a rank time-sliced with polling ones too: a Bcast or Scatter root among three
-/// polling ranks used 1.23-1.27x the CPU time of its passes alone, the probe 1.25x.
+/// the slicing). 1 where the ranks' threads fit the cores. The model charges it to a
+/// rank time-sliced with polling ones too (`Params::contention`).
 pub fn measure_contention(fields: &Fields, codec: &str, threads: usize, ranks: usize, cores: usize) -> Result<f64, String> {
     let data = &fields.data;
     let codec = absolute(&parse_codec(codec)?, data)?;

@@ -128,8 +128,10 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
             (Some(c), Some(d), Some(r)) => Calibration::given(c * 1e6, d * 1e6, r),
             _ => {
                 println!(
-                    "calibrating: {} on {} (a 64 MiB field, the sum of four, the last 192 MiB of one four times as long, the sum at a tenth of the bound; codec on {n} threads {why})",
-                    a.codec, a.dataset
+                    "calibrating: {} on {} ({}; codec on {n} threads {why})",
+                    a.codec,
+                    a.dataset,
+                    calibrate::INPUTS
                 );
                 Calibration::measure(fields()?, &a.codec, n)?
             }
