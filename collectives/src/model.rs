@@ -56,6 +56,10 @@ pub struct Params {
     /// subtree buffers in Scatter, Gather and Reduce). The caller's buffers are taken as
     /// mapped already (ccoll-bench reuses them, as applications do). Infinity: free.
     pub fresh_bytes_per_s: f64,
+    /// Bytes per second of copying values between mapped buffers (a rank's own block
+    /// from the caller's input to its output in Scatter and Alltoall, CPR-P2P's blocks
+    /// out of its subtree buffers). Infinity: free.
+    pub copy_bytes_per_s: f64,
     /// Bytes per second of the pass over a rank's input that finds its finite value
     /// range, which a relative error bound needs before anything is compressed (infinity:
     /// an absolute bound, no pass).
@@ -117,6 +121,7 @@ impl Params {
         codec_call_s: 0.0,
         reduce_bytes_per_s: 1.0,
         fresh_bytes_per_s: f64::INFINITY,
+        copy_bytes_per_s: f64::INFINITY,
         scan_bytes_per_s: f64::INFINITY,
         recomp_bytes_per_s: None,
         domain_reduce_bytes_per_s: None,
@@ -235,9 +240,15 @@ impl Terms<'_> {
     fn fresh(&self, b: f64, active: usize) -> f64 {
         b / (self.p.fresh_bytes_per_s * self.p.cores(active))
     }
-    /// The range pass runs on the rank's own thread alone: a thread's share.
+    /// The range pass and copies run on the rank's own thread alone: a thread's share.
     fn scan(&self, b: f64, active: usize) -> f64 {
-        b / (self.p.scan_bytes_per_s * self.p.share(active) / self.p.codec_threads.max(1.0))
+        b / (self.p.scan_bytes_per_s * self.thread_share(active))
+    }
+    fn copy(&self, b: f64, active: usize) -> f64 {
+        b / (self.p.copy_bytes_per_s * self.thread_share(active))
+    }
+    fn thread_share(&self, active: usize) -> f64 {
+        self.p.share(active) / self.p.codec_threads.max(1.0)
     }
     /// A message inside a node group.
     fn intra(&self, b: f64) -> f64 {
@@ -336,7 +347,7 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
             // branch each receiver decodes its largest child's half into its buffer last
             // (the rest of it is written meanwhile). The branch forwards halves,
             // recompressing per hop: the leaf's own block as it is, every later hop's
-            // mostly decoded values again.
+            // mostly decoded values again. The root copies every block out of its buffer.
             let hops: f64 = (1..=levels as u32)
                 .map(|k| {
                     let m = n * bytes / 2f64.powi(k as i32);
@@ -344,17 +355,18 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
                     code + t.cmsg(m, code) + t.decomp(m, 1) + t.fresh(m, 1)
                 })
                 .sum();
-            t.fresh(bytes, 1) + hops
+            t.fresh(bytes, 1) + hops + t.copy(n * bytes, 1)
         }
         (Gather, CColl) => tree_gather(&t, bytes),
         (Allgather, CprP2p) => ag_cpr(bytes),
         (Allgather, CColl) => ring_allgather(&t, bytes, false),
-        // Pairwise exchanges, recompressing nothing (each piece is compressed once at its
-        // origin) but decoding before the next exchange; the heaviest sender's pieces
-        // cross at the one-way rate, as the reduce-scatter's messages do.
+        // Every rank first copies its own block into its output. CPR-P2P: pairwise
+        // exchanges, recompressing nothing (each piece is compressed once at its origin)
+        // but decoding before the next exchange; the heaviest sender's pieces cross at
+        // the one-way rate, as the reduce-scatter's messages do.
         (Alltoall, CprP2p) => {
             let work = t.comp(bytes, all) + t.decomp(bytes, all);
-            steps * (work + t.cmsg(bytes, work))
+            t.copy(bytes, all) + steps * (work + t.cmsg(bytes, work))
         }
         // Every piece in pipeline chunks, destinations in turn (one flow each way), each
         // chunk sent as soon as it is compressed and the arrivals decoded between the
@@ -364,7 +376,7 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
             let c = bytes / chunks(bytes);
             let rest = steps * bytes - c;
             let transfers = steps * p.alpha_s + t.wire_chunks(t.after_rest(steps * bytes / p.ratio));
-            t.comp(c, all) + transfers.max(t.comp(rest, all) + t.decomp(rest, all)) + t.decomp(c, all)
+            t.copy(bytes, all) + t.comp(c, all) + transfers.max(t.comp(rest, all) + t.decomp(rest, all)) + t.decomp(c, all)
         }
         (P2p, CprP2p) => t.comp(bytes, 1) + t.cmsg(bytes, t.comp(bytes, 1)) + t.decomp(bytes, 1),
         // Pipelined chunks: the transfer hides inside the codec work, or the reverse.
@@ -512,9 +524,10 @@ fn siblings(levels: f64, j: usize) -> (usize, usize) {
 /// chunk while it compresses the next); inner ranks forward their subtree's chunks as
 /// they arrive, and each rank decodes its own into the caller's buffer while the root
 /// goes on. The call ends with the last block: its chunks cross the `L` levels and are
-/// decoded as they come (the root's copy of its own block meanwhile is not priced).
+/// decoded as they come, while the root copies its own block into its output.
 /// CPR-P2P (`recompress`): whole messages, every rank gathers its subtree's blocks in a
-/// buffer it allocates, inner ranks decode theirs and compress their children's again;
+/// buffer it allocates and copies its own out of it first, inner ranks decode theirs and
+/// compress their children's again;
 /// along the deepest path a rank of subtree size `s` compresses and sends the `s / 2`
 /// blocks of its deepest child first (eager), or all `s - 1` before that child can go on
 /// (rendezvous).
@@ -531,7 +544,8 @@ fn tree_scatter(t: &Terms, m: f64, recompress: bool) -> f64 {
         // before the call) at once.
         let before = ((others - 1.0) * k * comp).max(t.wire_rested((others - 1.0) * m / p.ratio));
         let links = levels * (p.alpha_s + hop);
-        return before + pipeline(&[comp, links, decode], &[k * comp, links + (k - 1.0) * hop, k * decode]);
+        let last = pipeline(&[comp, links, decode], &[k * comp, links + (k - 1.0) * hop, k * decode]);
+        return before + last.max(k * comp + t.copy(m, 1));
     }
     let levels = (all as f64).log2().ceil();
     // Every rank's subtree buffer is allocated by the call (`call.zeros`): fresh pages.
@@ -550,25 +564,26 @@ fn tree_scatter(t: &Terms, m: f64, recompress: bool) -> f64 {
         let deepest = (size / 2.0).ceil();
         let sent = if deepest * m / p.ratio <= p.eager_bytes { deepest } else { size - 1.0 };
         let work = if j == 0 {
-            t.fresh(size * m, 1) + t.comp(sent * m, 1)
+            t.fresh(size * m, 1) + t.copy(m, 1) + t.comp(sent * m, 1)
         } else {
             let (receiving, forwarding) = siblings(levels, j);
-            t.fresh(size * m, receiving) + t.decomp(size * m, receiving) + t.recomp(sent * m, forwarding)
+            t.fresh(size * m, receiving) + t.decomp(size * m, receiving) + t.copy(m, receiving) + t.recomp(sent * m, forwarding)
         };
         // The parent's link idled while it worked.
         time += work + p.alpha_s + t.wire_after(sent * m / p.ratio, work);
         size = deepest;
         j += 1;
     }
-    // The last rank decodes its block into its one-block buffer, alone (the copy into
-    // the caller's is not priced).
-    time + t.decomp(m, 1) + t.fresh(m, 1)
+    // The last rank decodes its block into its one-block buffer and copies it into the
+    // caller's, alone.
+    time + t.decomp(m, 1) + t.fresh(m, 1) + t.copy(m, 1)
 }
 
 /// C-Coll binomial-tree Gather of blocks of `m` bytes, in `k` chunks each: every other
 /// rank compresses its block chunk by chunk (all at once) and sends each chunk as it is
 /// made, inner ranks forward their children's chunks as they arrive, and the root decodes
-/// each chunk as it arrives. Stages: the senders' compression, the root's link (carrying
+/// each chunk as it arrives (its copy of its own block runs while the first chunks are
+/// compressed: not priced). Stages: the senders' compression, the root's link (carrying
 /// the `p - 1` other blocks), the root's decoding into the caller's output.
 fn tree_gather(t: &Terms, m: f64) -> f64 {
     let p = t.p;
@@ -1135,6 +1150,30 @@ mod tests {
         // then the rank above decodes it into its own, the root its child's 2 blocks.
         assert!(close(extra(Scatter, CprP2p, b), 7.0 * b / 1e9));
         assert!(close(extra(Gather, CprP2p, b), (b + b + 2.0 * b) / 1e9));
+    }
+
+    #[test]
+    fn own_blocks_are_copied_where_the_algorithms_copy_them() {
+        let b = 16e6;
+        let base = Params { domain_reduce_bytes_per_s: Some(1e9), ..params(4) };
+        let extra = |op, algo, copy_bytes_per_s| time_s(op, algo, b, &Params { copy_bytes_per_s, ..base }).unwrap() - time_s(op, algo, b, &base).unwrap();
+        // Alltoall: every rank its own block first (16 ms at 1 GB/s).
+        for algo in [CprP2p, CColl] {
+            assert!(close(extra(Alltoall, algo, 1e9), b / 1e9), "{algo:?}");
+        }
+        // CPR-P2P trees: each of the 3 ranks of Scatter's deepest path copies its block
+        // out of its subtree buffer; Gather's root copies all 4 out of its own.
+        assert!(close(extra(Scatter, CprP2p, 1e9), 3.0 * b / 1e9));
+        assert!(close(extra(Gather, CprP2p, 1e9), 4.0 * b / 1e9));
+        // C-Coll Scatter: the root copies its block after compressing the others' (32 ms
+        // a block, the first two beside its link). A 1.6 ms copy hides while the last
+        // block's chunks travel and are decoded; a 160 ms one ends the call.
+        assert_eq!(extra(Scatter, CColl, 1e10), 0.0);
+        let slow = time_s(Scatter, CColl, b, &Params { copy_bytes_per_s: 1e8, ..base }).unwrap();
+        assert!(close(slow, 3.0 * b / 500e6 + b / 1e8), "{slow}");
+        for (op, algo) in [(Bcast, CprP2p), (Bcast, CColl), (Allgather, CprP2p), (Allgather, CColl), (Allreduce, CprP2p), (Allreduce, CColl), (Gather, CColl)] {
+            assert_eq!(extra(op, algo, 1e9), 0.0, "{op:?} {algo:?}");
+        }
     }
 
     #[test]

@@ -81,6 +81,8 @@ pub struct Calibration {
     /// Writing a freshly allocated buffer (the kernel maps and zeroes every page): the
     /// buffers a collective allocates inside a call.
     pub fresh_bytes_per_s: f64,
+    /// Copying values between mapped buffers (a rank's own block into its output).
+    pub copy_bytes_per_s: f64,
     /// Finding the finite value range of the input (relative bounds).
     pub scan_bytes_per_s: f64,
     /// Memory traffic (bytes read plus written) per second of one core while every core
@@ -118,6 +120,7 @@ impl Calibration {
             domain_reduce: None,
             reduce_bytes_per_s: reduce_throughput(),
             fresh_bytes_per_s: fresh_throughput(),
+            copy_bytes_per_s: copy_throughput(),
             scan_bytes_per_s: scan_throughput(),
             core_mem_bytes_per_s: core_memory_bandwidth(),
             ratio,
@@ -156,6 +159,7 @@ impl Calibration {
             domain_reduce: Some(PassCost::through(&[(pair.1, 1.0 / pair.0), (later.1, 1.0 / later.0)])),
             reduce_bytes_per_s: reduce_throughput(),
             fresh_bytes_per_s: fresh_throughput(),
+            copy_bytes_per_s: copy_throughput(),
             scan_bytes_per_s: scan_throughput(),
             core_mem_bytes_per_s: core_memory_bandwidth(),
             ratio: at.ratio,
@@ -179,6 +183,7 @@ impl Calibration {
             codec_call_s: 0.0,
             reduce_bytes_per_s: self.reduce_bytes_per_s * cores,
             fresh_bytes_per_s: self.fresh_bytes_per_s * cores,
+            copy_bytes_per_s: self.copy_bytes_per_s * cores,
             scan_bytes_per_s: self.scan_bytes_per_s * cores,
             ratio,
             ..Params::IDEAL
@@ -194,7 +199,7 @@ impl Calibration {
             .map(|&r| format!(" ({:.0} / {:.0} / {:.0} / {} MB/s at ratio {r:.2})", mbps(&self.compress, r), mbps(&self.decompress, r), mbps(&self.recompress, r), domain(r)))
             .collect();
         format!(
-            "calibration ({}, per thread, CPU time): compress {:.0} MB/s, decompress {:.0} MB/s, compress its decoded output {:.0} MB/s, compressed-domain reduction {} MB/s at ratio {:.2}{others}; reduce {:.0} MB/s; writing fresh memory {:.0} MB/s; value-range scan {:.0} MB/s; memory traffic per core with all cores streaming {:.0} MB/s",
+            "calibration ({}, per thread, CPU time): compress {:.0} MB/s, decompress {:.0} MB/s, compress its decoded output {:.0} MB/s, compressed-domain reduction {} MB/s at ratio {:.2}{others}; reduce {:.0} MB/s; writing fresh memory {:.0} MB/s; copying {:.0} MB/s; value-range scan {:.0} MB/s; memory traffic per core with all cores streaming {:.0} MB/s",
             if self.measured { "measured" } else { "given" },
             mbps(&self.compress, self.ratio),
             mbps(&self.decompress, self.ratio),
@@ -203,6 +208,7 @@ impl Calibration {
             self.ratio,
             self.reduce_bytes_per_s / 1e6,
             self.fresh_bytes_per_s / 1e6,
+            self.copy_bytes_per_s / 1e6,
             self.scan_bytes_per_s / 1e6,
             self.core_mem_bytes_per_s / 1e6
         )
@@ -412,6 +418,20 @@ fn fresh_throughput() -> f64 {
         let mut v: Vec<f32> = vec![0.0; VALUES];
         v.iter_mut().for_each(|x| *x = 1.0);
         std::hint::black_box(&v);
+        Ok(())
+    })
+    .expect("infallible");
+    (VALUES * 4) as f64 / secs
+}
+
+/// Bytes per second of copying 64 MiB of f32 into a mapped buffer on one thread, as the
+/// collectives copy a rank's own block.
+fn copy_throughput() -> f64 {
+    let src = vec![1.0f32; VALUES];
+    let mut dst = vec![0.0f32; VALUES];
+    let secs = best_of(|| {
+        dst.copy_from_slice(std::hint::black_box(&src));
+        std::hint::black_box(&dst);
         Ok(())
     })
     .expect("infallible");

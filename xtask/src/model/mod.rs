@@ -182,6 +182,7 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
             // The buffers the collectives allocate inside a call (an application's own
             // are mapped already): faulted in by the codec's threads.
             fresh_bytes_per_s: (cal.fresh_bytes_per_s * cores).min(mem),
+            copy_bytes_per_s: (cal.copy_bytes_per_s * cores).min(mem / 2.0),
             scan_bytes_per_s: (cal.scan_bytes_per_s * cores).min(mem),
             ..cal.params(cal.ratio, cores)
         };
@@ -196,6 +197,7 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
             codec_call_s: a.gpu_call.as_secs_f64(),
             reduce_bytes_per_s: a.gpu_mem_gbps * 1e9 / 3.0,
             scan_bytes_per_s: a.gpu_mem_gbps * 1e9,
+            copy_bytes_per_s: a.gpu_mem_gbps * 1e9 / 2.0,
             ratio: cal.ratio,
             // The device buffers a call allocates are not estimated: free (IDEAL).
             ..Params::IDEAL
@@ -426,6 +428,7 @@ mod tests {
             domain_reduce: Some(flat(1500e6)),
             reduce_bytes_per_s: 2e9,
             fresh_bytes_per_s: 3e9,
+            copy_bytes_per_s: 4e9,
             scan_bytes_per_s: 6e9,
             core_mem_bytes_per_s: 5e9,
             ratio: 30.0,
