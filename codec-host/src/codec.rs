@@ -90,7 +90,8 @@ impl FromStr for Codec {
     type Err = Error;
 
     /// Parses `NAME=VALUE[,CHUNK]` (see [`CODEC_FORMS`]). Only the syntax is checked
-    /// here; the codec checks the values' ranges when it is used.
+    /// here; the codec checks the values' ranges when it is used, or
+    /// [`Codec::check_params`] before.
     fn from_str(s: &str) -> Result<Self> {
         let bad = |why: &str| Error::ParamOutOfRange(format!("codec {s:?}: {why} (expected one of {})", CODEC_FORMS.join(", ")));
         let (name, args) = s.split_once('=').ok_or_else(|| bad("no '='"))?;
@@ -134,6 +135,18 @@ impl StreamInfo {
 }
 
 impl Codec {
+    /// Checks the parameters as compressing `elem` arrays of `dims` dimensions would,
+    /// before any data: an SZx bound finite and not negative, a ZFP rate or tolerance in
+    /// zfp's range ([`Error::ParamOutOfRange`] otherwise). For callers that must refuse a
+    /// configuration before they start (the collectives, which turn a relative bound
+    /// into an absolute one themselves).
+    pub fn check_params(&self, elem: ElemType, dims: usize) -> Result<()> {
+        match *self {
+            Codec::Zfp { mode } => zfp::params_for(mode, elem, dims).map(drop),
+            Codec::Szx { bound, .. } => szx::check_bound(bound),
+        }
+    }
+
     /// Compresses `data` of `shape` (x fastest) into a stream with a full header, on
     /// `backend`: the CPU executor with its threads, or the CUDA device (upload, encode,
     /// download). The stream is the same byte for byte on every backend.
@@ -230,6 +243,22 @@ mod tests {
         assert_eq!("szx-rel=0.5".parse::<Codec>(), Ok(Codec::Szx { bound: ErrorBound::Rel(0.5), layout: SzxLayout::Plain }));
         for bad in ["zfp-rate", "zfp-rate=", "zfp-rate=abc", "zfp-rate=inf", "zfp=8", "=1", "", "szx-pipelined=1", "szx-pipelined=1,x"] {
             assert!(matches!(bad.parse::<Codec>(), Err(Error::ParamOutOfRange(_))), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn parameters_are_checked_before_any_data() {
+        for good in ["szx=0", "szx-rel=1e-3", "szx-rel-pipelined=0,128", "zfp-rate=8", "zfp-tol=1e-3"] {
+            assert_eq!(good.parse::<Codec>().unwrap().check_params(ElemType::F32, 1), Ok(()), "{good}");
+        }
+        // Negative bounds parse (the syntax is right) and are refused here, as
+        // compressing refuses them.
+        for bad in ["szx=-1e-3", "szx-rel=-1", "szx-pipelined=-1,128", "zfp-rate=0", "zfp-rate=-8", "zfp-rate=1e6", "zfp-tol=0", "zfp-tol=-1"] {
+            let codec: Codec = bad.parse().unwrap();
+            assert!(matches!(codec.check_params(ElemType::F32, 1), Err(Error::ParamOutOfRange(_))), "{bad}");
+            let data = [1.0f32, 2.0, 3.0, 4.0];
+            let compressed = codec.compress(&data, Shape::d1(4), &Backend::cpu());
+            assert!(matches!(compressed, Err(Error::ParamOutOfRange(_))), "{bad}: {compressed:?}");
         }
     }
 }

@@ -116,6 +116,12 @@ pub(crate) fn begin<T: Value, W: Place<T> + ?Sized>(
             setup.local_error.get_or_insert(e);
         }
     }
+    // Parameters the codec cannot keep (a negative or infinite bound, a zfp rate out of
+    // range) are this rank's argument error, before any data: a negative relative bound
+    // would otherwise resolve to sending everything raw.
+    if let Err(e) = cfg.codec.check_params(T::TYPE, 1) {
+        setup.local_error.get_or_insert(e.into());
+    }
     let local_range = if needs_range(&cfg.codec) {
         input.finite_range(range).unwrap_or_else(|e| {
             setup.local_error.get_or_insert(e.into());

@@ -250,16 +250,24 @@ pub(crate) fn prepare<T: Element>(
 /// Puts `bound` into `header` and returns the tolerance; `range` gives the smallest and
 /// largest finite value, asked for a relative bound only.
 pub(crate) fn set_bound<T: Element>(header: &mut SzxHeader, bound: ErrorBound, range: impl FnOnce() -> (f64, f64)) -> Result<Tolerance<T>> {
+    check_bound(bound)?;
     (header.abs_error, header.rel_error) = match bound {
-        ErrorBound::Abs(e) if e.is_finite() && e >= 0.0 => (e, None),
-        ErrorBound::Rel(r) if r.is_finite() && r >= 0.0 => {
+        ErrorBound::Abs(e) => (e, None),
+        ErrorBound::Rel(r) => {
             let (lo, hi) = range();
             let e = r * (hi - lo);
             (if e.is_finite() { e } else { f64::MAX }, Some(r))
         }
-        b => return Err(Error::ParamOutOfRange(format!("SZx error bound {b:?} (finite, >= 0)"))),
     };
     Ok(Tolerance::from_f64(header.abs_error))
+}
+
+/// An error bound SZx can keep: finite and not negative, absolute or relative.
+pub(crate) fn check_bound(bound: ErrorBound) -> Result<()> {
+    match bound {
+        ErrorBound::Abs(v) | ErrorBound::Rel(v) if v.is_finite() && v >= 0.0 => Ok(()),
+        b => Err(Error::ParamOutOfRange(format!("SZx error bound {b:?} (finite, >= 0)"))),
+    }
 }
 
 /// Smallest and largest finite value, widened to f64 (`(0, 0)` if there is none).

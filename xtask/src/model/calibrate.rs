@@ -370,7 +370,10 @@ fn measure_domain_reduce(a: &[f32], b: &[f32], codec: &Codec, backend: &Backend)
 
 /// An SZx codec as ccoll-bench writes it (`szx-rel=R`, `szx=E`).
 fn parse_codec(s: &str) -> Result<Codec, String> {
-    match collectives::config::parse_codec(s).map_err(|e| e.to_string())? {
+    let codec = collectives::config::parse_codec(s).map_err(|e| e.to_string())?;
+    // The bound as the user gave it, before the calibration makes it absolute.
+    codec.check_params(codec_host::ElemType::F32, 1).map_err(|e| format!("codec {s:?}: {e}"))?;
+    match codec {
         c @ Codec::Szx { layout: SzxLayout::Plain, .. } => Ok(c),
         _ => Err(format!("codec {s:?}: the model calibrates SZx only")),
     }
@@ -533,5 +536,8 @@ mod tests {
         for bad in ["szx", "szx-rel=x", "zfp-rate=8"] {
             assert!(parse_codec(bad).is_err(), "{bad}");
         }
+        // A negative bound is named as given, before it is made absolute.
+        let negative = parse_codec("szx-rel=-1").unwrap_err();
+        assert!(negative.contains("szx-rel=-1") && negative.contains("Rel(-1"), "{negative}");
     }
 }

@@ -2,7 +2,7 @@
 //! ranks, bad arguments on one rank, rejected point-to-point transfers, and a message
 //! that is not a frame at all.
 
-use codec_host::Codec;
+use codec_host::{Codec, ErrorBound};
 use collectives::{Algorithm, CollConfig, CollError, CompressedCollectives, NodeGroups, ReduceOp};
 use mpi::traits::*;
 
@@ -76,6 +76,13 @@ pub fn run(s: &mut Suite, cfg: &CollConfig) {
     let r = s.world.c_allreduce(&x, &mut out, ReduceOp::Sum, &hier);
     s.cases += 1;
     s.expect(matches!(r, Err(CollError::InvalidArgument(_))), || format!("node groups of 2^31 ranks: got {r:?}"));
+
+    // Codec parameters no codec can keep (a negative relative bound, as `szx-rel=-1`
+    // parses): refused by every rank, not resolved into sending raw.
+    let negative = CollConfig { codec: Codec::szx(ErrorBound::Rel(-1.0)), ..cfg };
+    let r = s.world.c_allreduce(&x, &mut out, ReduceOp::Sum, &negative);
+    s.cases += 1;
+    s.expect(matches!(r, Err(CollError::Codec(codec_host::Error::ParamOutOfRange(_)))), || format!("a negative relative bound: got {r:?}"));
 
     // Reduction operator.
     let r = s.world.c_allreduce(&x, &mut out, if last { ReduceOp::Min } else { ReduceOp::Max }, &cfg);
