@@ -134,16 +134,16 @@ impl Calibration {
     /// two-pass parallel one on more): the figures are bytes per CPU second of the
     /// process, one thread's speed on the path the collectives take.
     pub fn measure(fields: &Fields, codec: &str, threads: usize) -> Result<Calibration, String> {
-        let Fields { data, summed, other, tail } = fields;
+        let Fields { data, summed, other, scattered } = fields;
         let codec = parse_codec(codec)?;
         let exec = Backend::with_executor(CpuExecutor::new(threads.max(1)).map_err(|e| e.to_string())?);
-        let at = measure_pass(data, &codec, &exec)?;
-        let sum = measure_pass(summed, &codec, &exec)?;
-        let tail = measure_pass(tail, &codec, &exec)?;
+        let at = measure_pass(data, data, &codec, &exec)?;
+        let sum = measure_pass(summed, summed, &codec, &exec)?;
+        let tail = measure_pass(&scattered[VALUES..], scattered, &codec, &exec)?;
         // The sum again at a tenth of the bound: the heaviest partial sums of a ring
         // reach ratios below the sum's, where the line through the other points fell
         // far below what the compressor does (2200 against 3200 MB/s at ratio 4.7).
-        let low = measure_pass(summed, &finer(&codec, LOW_RATIO_BOUND), &exec)?;
+        let low = measure_pass(summed, summed, &finer(&codec, LOW_RATIO_BOUND), &exec)?;
         let passes = [&at, &sum, &tail, &low];
         let cost = |f: fn(&Pass) -> f64| PassCost::through(&passes.map(|x| (x.ratio, 1.0 / f(x))));
         // The compressed-domain reduction: a field with another (two snapshots' sum), and
@@ -224,11 +224,11 @@ pub struct Fields {
     summed: Vec<f32>,
     /// One more field, the other operand of the compressed-domain reduction.
     other: Vec<f32>,
-    /// The last three quarters of a field four times as long: what a Scatter root sends
-    /// of such a field at 64 MiB a block (its own block is the first quarter); on rtm
-    /// mostly constant blocks, ratio 100, where the line through the other two fell
-    /// 15-20% short of the compressor's speed.
-    tail: Vec<f32>,
+    /// A field four times as long, a Scatter root's input at 64 MiB a block: the root
+    /// sends its last three quarters (its own block is the first), coded with the bound
+    /// over the whole field's range; on rtm mostly constant blocks, where the line
+    /// through the other points fell 15-20% short of the compressor's speed.
+    scattered: Vec<f32>,
 }
 
 impl Fields {
@@ -240,8 +240,7 @@ impl Fields {
         for k in 1..SUMMED {
             summed.iter_mut().zip(field(VALUES, k)?).for_each(|(a, b)| *a += b);
         }
-        let tail = field(4 * VALUES, 0)?.split_off(VALUES);
-        Ok(Fields { data, summed, other: field(VALUES, SUMMED)?, tail })
+        Ok(Fields { data, summed, other: field(VALUES, SUMMED)?, scattered: field(4 * VALUES, 0)? })
     }
 }
 
@@ -254,13 +253,14 @@ struct Pass {
     ratio: f64,
 }
 
-/// `codec`'s passes over `data`. A relative bound is made absolute first: a call finds
-/// its value range once, before any compression (the model's scan term), and every pass
-/// then codes with the absolute bound, so a pass that searched the range itself would be
-/// priced twice (on rtm the relative bound's passes took 1.2x, 1.4x and 1.6x as long at
-/// ratios 9, 32 and 100).
-fn measure_pass(data: &[f32], codec: &Codec, backend: &Backend) -> Result<Pass, String> {
-    let codec = &absolute(codec, data)?;
+/// `codec`'s passes over `data`. A relative bound is made absolute first, over the value
+/// range of `input` (the call's whole input, of which `data` is what is compressed): a
+/// call finds its value range once, before any compression (the model's scan term), and
+/// every pass then codes with the absolute bound, so a pass that searched the range
+/// itself would be priced twice (on rtm the relative bound's passes took 1.2x, 1.4x and
+/// 1.6x as long at ratios 9, 32 and 100).
+fn measure_pass(data: &[f32], input: &[f32], codec: &Codec, backend: &Backend) -> Result<Pass, String> {
+    let codec = &absolute(codec, input)?;
     let shape = Shape::from_dims(&[data.len()]).map_err(|e| e.to_string())?;
     let mut stream = Vec::new();
     let comp = best_of(|| {
@@ -525,7 +525,7 @@ mod tests {
         let data: Vec<f32> = (0..1 << 16).map(|i| (i as f32 * 1e-3).sin()).collect();
         let exec = Backend::with_executor(CpuExecutor::new(1).unwrap());
         let codec = Codec::szx(ErrorBound::Rel(1e-3));
-        let (at, low) = (measure_pass(&data, &codec, &exec).unwrap(), measure_pass(&data, &finer(&codec, 10.0), &exec).unwrap());
+        let (at, low) = (measure_pass(&data, &data, &codec, &exec).unwrap(), measure_pass(&data, &data, &finer(&codec, 10.0), &exec).unwrap());
         assert!(low.ratio < at.ratio / 1.2, "{} {}", at.ratio, low.ratio);
     }
 
