@@ -530,6 +530,19 @@ mod tests {
     }
 
     #[test]
+    fn a_pass_codes_with_the_bound_over_the_whole_input() {
+        // A Scatter root's input: a first block spanning 0..1000, then smooth values in
+        // -1..1. Its bound over the whole input (1.0 at 1e-3) leaves the smooth blocks
+        // nearly constant; over their own range (0.002) they code finely.
+        let smooth: Vec<f32> = (0..1 << 16).map(|i| (i as f32 * 1e-3).sin()).collect();
+        let whole: Vec<f32> = (0..1 << 16).map(|i| (i % 1001) as f32).chain(smooth.iter().copied()).collect();
+        let exec = Backend::with_executor(CpuExecutor::new(1).unwrap());
+        let codec = Codec::szx(ErrorBound::Rel(1e-3));
+        let (own, input) = (measure_pass(&smooth, &smooth, &codec, &exec).unwrap(), measure_pass(&whole[1 << 16..], &whole, &codec, &exec).unwrap());
+        assert!(input.ratio > 4.0 * own.ratio, "{} {}", own.ratio, input.ratio);
+    }
+
+    #[test]
     fn codec_strings_parse() {
         assert_eq!(parse_codec("szx-rel=1e-3"), Ok(Codec::szx(ErrorBound::Rel(1e-3))));
         assert_eq!(parse_codec("szx=0.5"), Ok(Codec::szx(ErrorBound::Abs(0.5))));
