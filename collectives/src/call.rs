@@ -82,8 +82,9 @@ pub(crate) struct Call {
 }
 
 /// Starts a call whose input on this rank is `input`, to run `algorithm`. With `agree`,
-/// runs the call agreement first (see `agree`); without (the explicit `mpi` baseline,
-/// point-to-point), this rank's own argument errors end the call at once.
+/// runs the call agreement first (see `agree`); without (point-to-point), this rank's
+/// own argument errors become the call's fault, which the transfer's handshake tells
+/// the peer (`p2p`), so that neither side waits for the other.
 /// `input[range]` is what this rank contributes (its value range sets a relative bound).
 pub(crate) fn begin<T: Value, W: Place<T> + ?Sized>(
     comm: Comm,
@@ -154,8 +155,6 @@ pub(crate) fn begin<T: Value, W: Place<T> + ?Sized>(
             ],
         };
         agree(comm, &sig, setup.local_error.take(), local_range)?.range
-    } else if let Some(e) = setup.local_error.take() {
-        return Err(e);
     } else {
         local_range
     };
@@ -184,7 +183,7 @@ pub(crate) fn begin<T: Value, W: Place<T> + ?Sized>(
         chunk_bytes: cfg.pipeline_chunk_bytes,
         streams: cfg.device_streams,
         stats,
-        fault: None,
+        fault: setup.local_error,
         exact,
         _watch: watch,
     })
@@ -224,6 +223,11 @@ impl Call {
     /// Records the first error of the call.
     pub fn fail(&mut self, e: CollError) {
         self.fault.get_or_insert(e);
+    }
+
+    /// True once the call has an error.
+    pub fn failed(&self) -> bool {
+        self.fault.is_some()
     }
 
     /// Ends the call: the stats with `k` compressions per value, or the first error.
@@ -333,7 +337,7 @@ impl Call {
         let raw_len = count * T::SIZE;
         let mut out = Vec::with_capacity(HEADER_LEN + raw_len);
         out.resize(HEADER_LEN, 0);
-        let mut flags = if self.fault.is_some() { FAILED } else { 0 };
+        let mut flags = if self.failed() { FAILED } else { 0 };
         if !matches!(coded, Ok(Coded::Skip)) {
             self.stats.values_compressed += count as u64;
         }
@@ -399,7 +403,7 @@ impl Call {
     pub fn announce<T: Value>(&self, count: usize, chunk: usize, pieces: usize) -> Vec<u8> {
         let mut out = Vec::with_capacity(HEADER_LEN + ANNOUNCE_PAYLOAD);
         Header {
-            flags: ANNOUNCE | if self.fault.is_some() { FAILED } else { 0 },
+            flags: ANNOUNCE | if self.failed() { FAILED } else { 0 },
             op: self.op,
             elem: T::TYPE,
             codec: self.fingerprint,
@@ -497,7 +501,7 @@ impl Call {
                 Ok(r) if r.stream.len() < n * T::SIZE => {
                     let mut out = vec![0u8; HEADER_LEN];
                     out.extend_from_slice(&r.stream);
-                    let flags = if self.fault.is_some() { FAILED } else { 0 };
+                    let flags = if self.failed() { FAILED } else { 0 };
                     self.write_header::<T>(&mut out, flags, index, pieces, n);
                     return (out, r.summary.requantized > 0);
                 }

@@ -453,20 +453,25 @@ pub(crate) fn alltoall<C: CommHandle, T: Value, W: Place<T> + ?Sized>(comm: &C, 
     call.finish(compressions_per_value(CollOp::Alltoall, algorithm, c.size), None)
 }
 
-fn p2p_setup<'a, T: Value>(c: Comm, peer: usize, tag: i32, n: usize, cfg: &'a CollConfig) -> Setup<'a> {
-    let local_error = first_error([
+/// A point-to-point call's setup. A peer or tag that names no transfer ends the call at
+/// once (there is no one to tell); this rank's other argument errors go through the
+/// handshake, so that its peer fails too instead of waiting for it.
+fn p2p_setup<'a, T: Value>(c: Comm, peer: usize, tag: i32, n: usize, cfg: &'a CollConfig) -> Result<Setup<'a>> {
+    if let Some(e) = first_error([
         (peer < c.size && peer != c.rank, format!("peer {peer} is not another rank of {} ranks", c.size)),
         ((0..TAG_BASE).contains(&tag), format!("tag {tag} outside 0..{TAG_BASE}")),
-        size_check::<T>(n, cfg, 1),
-    ]);
-    Setup { op: CollOp::P2p, cfg, bytes: n * T::SIZE, count: n as u64, root: None, reduce: None, local_error }
+    ]) {
+        return Err(e);
+    }
+    let local_error = first_error([size_check::<T>(n, cfg, 1)]);
+    Ok(Setup { op: CollOp::P2p, cfg, bytes: n * T::SIZE, count: n as u64, root: None, reduce: None, local_error })
 }
 
 /// Point-to-point send: the handshake of `p2p`, then the frames (pipelined with
 /// `c-coll`) or the library's send.
 pub(crate) fn send<C: CommHandle, T: Value, W: Place<T> + ?Sized>(comm: &C, dest: usize, data: &W, tag: i32, cfg: &CollConfig) -> Result<CollStats> {
     let c = Comm::of(comm);
-    let mut setup = p2p_setup::<T>(c, dest, tag, data.len(), cfg);
+    let mut setup = p2p_setup::<T>(c, dest, tag, data.len(), cfg)?;
     let algorithm = setup.algorithm(c.size);
     let mut call = begin(c, setup, algorithm, data, 0..data.len(), false)?;
     let chunk = match algorithm {
@@ -484,7 +489,7 @@ pub(crate) fn send<C: CommHandle, T: Value, W: Place<T> + ?Sized>(comm: &C, dest
 /// Point-to-point receive of exactly `buf.len()` values.
 pub(crate) fn recv<C: CommHandle, T: Value, W: Place<T> + ?Sized>(comm: &C, src: usize, buf: &mut W, tag: i32, cfg: &CollConfig) -> Result<CollStats> {
     let c = Comm::of(comm);
-    let mut setup = p2p_setup::<T>(c, src, tag, buf.len(), cfg);
+    let mut setup = p2p_setup::<T>(c, src, tag, buf.len(), cfg)?;
     let algorithm = setup.algorithm(c.size);
     let mut call = begin(c, setup, algorithm, &*buf, 0..0, false)?;
     if let Some(chunk) = p2p::accept::<T>(&mut call, src, tag, buf.len()) {

@@ -9,29 +9,44 @@
 //! after that it starts each chunk's send as soon as the chunk is compressed, and the
 //! receiver decompresses each chunk while the next is in flight. The plain `mpi` baseline
 //! runs the same handshake before its one `MPI_Send`/`MPI_Recv`, so ranks that chose
-//! different algorithms (or counts) both fail instead of misreading each other.
+//! different algorithms (or counts) both fail instead of misreading each other. A side
+//! whose own arguments were refused (a codec bound no codec keeps, a message over the
+//! size limit) still takes part in the handshake: a sender announces with `FAILED` set,
+//! a receiver answers with a rejection of its own, and the peer returns `PeerRejected`.
 
 use crate::call::{algorithm_code, pieces, Call, ANNOUNCE_PAYLOAD};
-use crate::frame::{Header, ANNOUNCE, HEADER_LEN};
+use crate::frame::{Header, ANNOUNCE, FAILED, HEADER_LEN};
 use crate::place::Place;
 use crate::transport::{test_all, wait_all, wait_any, TAG_P2P_ACK};
 use crate::{CollError, Value};
 
-/// Reasons a receiver rejects an announced transfer; the reply's code indexes this.
+/// Reasons a receiver rejects an announced transfer as a mismatch; the reply's code
+/// indexes this.
 const REJECT_FIELDS: [&str; 6] = ["", "count", "element type", "codec", "algorithm", "pipeline chunking"];
+/// The reply's code when the transfer is off because of one side's own arguments: the
+/// sender's (its announcement carried `FAILED`) or the receiver's.
+const REJECT_SENDER_FAILED: usize = REJECT_FIELDS.len();
+const REJECT_RECEIVER_FAILED: usize = REJECT_SENDER_FAILED + 1;
 /// The reply: the code, then the receiver's own value of the rejected field (u64 each).
 const REPLY_LEN: usize = 16;
 
 /// Announces `data` to `dest` and, once the receiver accepts, sends it in frames of
 /// `chunk` values (the whole message in one frame for CPR-P2P). With `chunk` None (the
 /// library baseline) only the handshake runs. Returns true if the receiver accepted;
-/// a rejection is recorded in `call`.
+/// a rejection is recorded in `call`. A call already failed (its own arguments)
+/// announces the failure and sends nothing.
 pub(crate) fn send<T: Value, W: Place<T> + ?Sized>(call: &mut Call, dest: usize, tag: i32, data: &W, chunk: Option<usize>) -> bool {
     let chunk_len = chunk.unwrap_or(data.len()).max(1);
     let ranges = pieces(0..data.len(), chunk_len);
     let announce = call.announce::<T>(data.len(), chunk_len, ranges.len());
     call.send::<T>(dest, tag, &announce, 0);
     let mut ack = call.comm.irecv(dest, TAG_P2P_ACK, REPLY_LEN);
+    if call.failed() {
+        // The receiver rejects a failed announcement; its reply is taken so that no
+        // later transfer reads it.
+        ack.take_bytes();
+        return false;
+    }
     let mut verdict = None;
     let mut queued = Vec::new();
     let mut sends = Vec::new();
@@ -63,6 +78,10 @@ pub(crate) fn send<T: Value, W: Place<T> + ?Sized>(call: &mut Call, dest: usize,
             wait_all(&mut sends);
             true
         }
+        Err((REJECT_RECEIVER_FAILED, _)) => {
+            call.fail(CollError::PeerRejected { rank: dest });
+            false
+        }
         Err((code, theirs)) => {
             let local = match code {
                 1 => data.len() as u64,
@@ -89,7 +108,8 @@ fn read_reply(reply: &[u8]) -> Result<(), (usize, u64)> {
 
 /// Receives the announcement of a transfer of `len` values from `src` and answers it.
 /// Returns the announced chunk length if the transfer matches this call and was
-/// accepted; else records why (a rejected sender learns it too and sends nothing).
+/// accepted; else records why (a rejected sender learns it too and sends nothing). A
+/// call already failed (this rank's own arguments) rejects any transfer.
 pub(crate) fn accept<T: Value>(call: &mut Call, src: usize, tag: i32, len: usize) -> Option<usize> {
     let bytes = call.comm.recv(src, tag);
     let ann = match Header::read(&bytes) {
@@ -109,7 +129,11 @@ pub(crate) fn accept<T: Value>(call: &mut Call, src: usize, tag: i32, len: usize
     call.stats.abs_error = Some(bound).filter(|b| !b.is_nan());
     let (algorithm, codec) = (algorithm_code(call.stats.algorithm), call.expect::<T>(None, None, 0).codec);
     let chunk = ann.index as usize;
-    let (code, local, theirs) = if ann.count != len as u64 {
+    let (code, local, theirs) = if call.failed() {
+        (REJECT_RECEIVER_FAILED, 0, 0)
+    } else if ann.flags & FAILED != 0 {
+        (REJECT_SENDER_FAILED, 0, 0)
+    } else if ann.count != len as u64 {
         (1, len as u64, ann.count)
     } else if ann.elem != T::TYPE || ann.op != call.op {
         (2, T::TYPE as u64, ann.elem as u64)
@@ -125,10 +149,19 @@ pub(crate) fn accept<T: Value>(call: &mut Call, src: usize, tag: i32, len: usize
     let mut reply = (code as u64).to_le_bytes().to_vec();
     reply.extend_from_slice(&local.to_le_bytes());
     call.comm.send(src, TAG_P2P_ACK, &reply);
-    if code != 0 {
-        let field = REJECT_FIELDS[code];
-        call.fail(CollError::Mismatch { field, local, min: local.min(theirs), max: local.max(theirs) });
-        return None;
+    match code {
+        0 => {}
+        // This rank's own error is the call's fault already.
+        REJECT_RECEIVER_FAILED => return None,
+        REJECT_SENDER_FAILED => {
+            call.fail(CollError::PeerRejected { rank: src });
+            return None;
+        }
+        _ => {
+            let field = REJECT_FIELDS[code];
+            call.fail(CollError::Mismatch { field, local, min: local.min(theirs), max: local.max(theirs) });
+            return None;
+        }
     }
     Some(chunk)
 }

@@ -141,6 +141,38 @@ pub fn run(s: &mut Suite, cfg: &CollConfig) {
         }
         _ => {}
     }
+    // Point-to-point with one side's codec refused (a negative bound): that side
+    // returns the codec's error, its peer `PeerRejected` instead of waiting for a
+    // transfer that never comes; each way, then a correct transfer on the same tag.
+    for refused in [0, 1] {
+        let own = if rank == refused { &negative } else { &cfg };
+        let r = match rank {
+            0 => s.world.c_send(1, &x, 3, own),
+            1 => s.world.c_recv(0, &mut vec![0f32; 3000], 3, own),
+            _ => continue,
+        };
+        s.cases += 1;
+        let ok = match &r {
+            Err(CollError::Codec(codec_host::Error::ParamOutOfRange(_))) => rank == refused,
+            Err(CollError::PeerRejected { rank: peer }) => rank != refused && *peer == refused,
+            _ => false,
+        };
+        s.expect(ok, || format!("p2p with rank {refused}'s codec refused: got {r:?}"));
+    }
+    match rank {
+        0 => {
+            let r = s.world.c_send(1, &x, 3, &cfg);
+            s.cases += 1;
+            s.expect(r.is_ok(), || format!("p2p after the refused ones (sender): {r:?}"));
+        }
+        1 => {
+            let mut buf = vec![0f32; 3000];
+            let r = s.world.c_recv(0, &mut buf, 3, &cfg);
+            s.cases += 1;
+            s.expect(r.is_ok() && buf.iter().all(|&v| (v - 0.5).abs() < 0.01), || format!("p2p after the refused ones (receiver): {r:?}"));
+        }
+        _ => {}
+    }
     // Not a frame at all: rank 0 sends plain values where rank 1 expects a transfer.
     match rank {
         0 => s.world.process_at_rank(1).send_with_tag(&x[..10], 4),
