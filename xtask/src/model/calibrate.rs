@@ -77,6 +77,19 @@ pub struct Calibration {
     /// (`codec_host::szx::reduce`, the `cdr` Allreduce), at the result's ratio; `None`
     /// where the codec figures were given instead of measured.
     pub domain_reduce: Option<PassCost>,
+    /// The codec-independent figures.
+    pub machine: Machine,
+    pub ratio: f64,
+    /// The ratios of the other codec measurements (the sum of fields, the mostly
+    /// constant tail of a longer field), where there are any.
+    pub other_ratios: Vec<f64>,
+    pub measured: bool,
+}
+
+/// The machine's codec-independent throughputs, one core (bytes per CPU second).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Machine {
+    /// Reducing one operand into another, per operand byte.
     pub reduce_bytes_per_s: f64,
     /// Writing a freshly allocated buffer (the kernel maps and zeroes every page): the
     /// buffers a collective allocates inside a call.
@@ -89,11 +102,18 @@ pub struct Calibration {
     /// of this machine streams at once: a node's memory bandwidth per core, which caps
     /// what a multi-core codec pass can move.
     pub core_mem_bytes_per_s: f64,
-    pub ratio: f64,
-    /// The ratios of the other codec measurements (the sum of fields, the mostly
-    /// constant tail of a longer field), where there are any.
-    pub other_ratios: Vec<f64>,
-    pub measured: bool,
+}
+
+impl Machine {
+    pub fn measure() -> Machine {
+        Machine {
+            reduce_bytes_per_s: reduce_throughput(),
+            fresh_bytes_per_s: fresh_throughput(),
+            copy_bytes_per_s: copy_throughput(),
+            scan_bytes_per_s: scan_throughput(),
+            core_mem_bytes_per_s: core_memory_bandwidth(),
+        }
+    }
 }
 
 /// What [`Calibration::measure`] codes, in its order (for the progress line).
@@ -118,11 +138,7 @@ impl Calibration {
             decompress: PassCost::flat(decomp),
             recompress: PassCost::flat(comp),
             domain_reduce: None,
-            reduce_bytes_per_s: reduce_throughput(),
-            fresh_bytes_per_s: fresh_throughput(),
-            copy_bytes_per_s: copy_throughput(),
-            scan_bytes_per_s: scan_throughput(),
-            core_mem_bytes_per_s: core_memory_bandwidth(),
+            machine: Machine::measure(),
             ratio,
             other_ratios: Vec::new(),
             measured: false,
@@ -157,34 +173,35 @@ impl Calibration {
             decompress: cost(|x| x.decomp),
             recompress: cost(|x| x.recomp),
             domain_reduce: Some(PassCost::through(&[(pair.1, 1.0 / pair.0), (later.1, 1.0 / later.0)])),
-            reduce_bytes_per_s: reduce_throughput(),
-            fresh_bytes_per_s: fresh_throughput(),
-            copy_bytes_per_s: copy_throughput(),
-            scan_bytes_per_s: scan_throughput(),
-            core_mem_bytes_per_s: core_memory_bandwidth(),
+            machine: Machine::measure(),
             ratio: at.ratio,
             other_ratios: vec![sum.ratio, tail.ratio, low.ratio],
             measured: true,
         })
     }
 
-    /// The codec and reduction terms of the model at `ratio`, `cores` cores per codec
-    /// (the rest is filled in by the caller).
-    pub fn params(&self, ratio: f64, cores: f64) -> Params {
+    /// The codec and memory terms of the model at `ratio`, with `cores` cores per pass
+    /// moving at most `mem` bytes per second through memory (`f64::INFINITY`: no cap);
+    /// the rest is filled in by the caller. A pass moves its input and its output:
+    /// compression reads n, decompression writes n (plus the small compressed side), a
+    /// copy 2n, a reduction 3n.
+    pub fn params(&self, ratio: f64, cores: f64, mem: f64) -> Params {
+        let m = &self.machine;
+        let codec = |c: &PassCost| (c.bytes_per_s(ratio) * cores).min(mem);
         Params {
             ranks: 1,
             link_bytes_per_s: 1.0,
             alpha_s: 0.0,
-            comp_bytes_per_s: self.compress.bytes_per_s(ratio) * cores,
-            decomp_bytes_per_s: self.decompress.bytes_per_s(ratio) * cores,
-            recomp_bytes_per_s: Some(self.recompress.bytes_per_s(ratio) * cores),
-            domain_reduce_bytes_per_s: self.domain_reduce.as_ref().map(|c| c.bytes_per_s(ratio) * cores),
+            comp_bytes_per_s: codec(&self.compress),
+            decomp_bytes_per_s: codec(&self.decompress),
+            recomp_bytes_per_s: Some(codec(&self.recompress)),
+            domain_reduce_bytes_per_s: self.domain_reduce.as_ref().map(codec),
             // Measured over 64 MiB: a fixed cost per pass is inside the throughput.
             codec_call_s: 0.0,
-            reduce_bytes_per_s: self.reduce_bytes_per_s * cores,
-            fresh_bytes_per_s: self.fresh_bytes_per_s * cores,
-            copy_bytes_per_s: self.copy_bytes_per_s * cores,
-            scan_bytes_per_s: self.scan_bytes_per_s * cores,
+            reduce_bytes_per_s: (m.reduce_bytes_per_s * cores).min(mem / 3.0),
+            fresh_bytes_per_s: (m.fresh_bytes_per_s * cores).min(mem),
+            copy_bytes_per_s: (m.copy_bytes_per_s * cores).min(mem / 2.0),
+            scan_bytes_per_s: (m.scan_bytes_per_s * cores).min(mem),
             ratio,
             ..Params::IDEAL
         }
@@ -206,11 +223,11 @@ impl Calibration {
             mbps(&self.recompress, self.ratio),
             domain(self.ratio),
             self.ratio,
-            self.reduce_bytes_per_s / 1e6,
-            self.fresh_bytes_per_s / 1e6,
-            self.copy_bytes_per_s / 1e6,
-            self.scan_bytes_per_s / 1e6,
-            self.core_mem_bytes_per_s / 1e6
+            self.machine.reduce_bytes_per_s / 1e6,
+            self.machine.fresh_bytes_per_s / 1e6,
+            self.machine.copy_bytes_per_s / 1e6,
+            self.machine.scan_bytes_per_s / 1e6,
+            self.machine.core_mem_bytes_per_s / 1e6
         )
     }
 }

@@ -171,21 +171,11 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
     let ratios = op_ratios(&rows, cal.ratio);
     let alpha = a.predict_latency.as_secs_f64();
     for &cores in &a.codec_cores {
-        let mem = a.node_mem_gbps.map_or(cal.core_mem_bytes_per_s * cores, |g| g * 1e9);
-        // A pass moves its input and its output through memory: compression reads n,
-        // decompression writes n (plus the small compressed side); a reduction moves 3n.
-        let base = Params {
-            alpha_s: alpha,
-            comp_bytes_per_s: (cal.compress.bytes_per_s(cal.ratio) * cores).min(mem),
-            decomp_bytes_per_s: (cal.decompress.bytes_per_s(cal.ratio) * cores).min(mem),
-            reduce_bytes_per_s: (cal.reduce_bytes_per_s * cores).min(mem / 3.0),
-            // The buffers the collectives allocate inside a call (an application's own
-            // are mapped already): faulted in by the codec's threads.
-            fresh_bytes_per_s: (cal.fresh_bytes_per_s * cores).min(mem),
-            copy_bytes_per_s: (cal.copy_bytes_per_s * cores).min(mem / 2.0),
-            scan_bytes_per_s: (cal.scan_bytes_per_s * cores).min(mem),
-            ..cal.params(cal.ratio, cores)
-        };
+        let mem = a.node_mem_gbps.map_or(cal.machine.core_mem_bytes_per_s * cores, |g| g * 1e9);
+        // The buffers the collectives allocate inside a call (an application's own are
+        // mapped already) are faulted in by the codec's threads: fresh memory scales
+        // with the cores too.
+        let base = Params { alpha_s: alpha, ..cal.params(cal.ratio, cores, mem) };
         let codec = Codec { name: format!("CPU, {cores} core(s) per rank (measured one-core speed x cores, capped by {:.1} GB/s of memory)", mem / 1e9), base, cal: Some((&cal, cores, mem)) };
         println!("{}", predictions(&codec, &ratios, bytes));
     }
@@ -248,7 +238,7 @@ impl Emulated {
             codec_threads: self.codec_threads,
             background_load: self.background_load,
             busy_wait: true,
-            ..cal.params(ratio, 1.0)
+            ..cal.params(ratio, 1.0, f64::INFINITY)
         }
     }
 }
@@ -320,14 +310,7 @@ impl Codec<'_> {
     /// is one figure.
     fn at(&self, ratio: f64) -> Params {
         match self.cal {
-            Some((cal, cores, mem)) => Params {
-                ratio,
-                comp_bytes_per_s: (cal.compress.bytes_per_s(ratio) * cores).min(mem),
-                decomp_bytes_per_s: (cal.decompress.bytes_per_s(ratio) * cores).min(mem),
-                recomp_bytes_per_s: Some((cal.recompress.bytes_per_s(ratio) * cores).min(mem)),
-                domain_reduce_bytes_per_s: cal.domain_reduce.as_ref().map(|c| (c.bytes_per_s(ratio) * cores).min(mem)),
-                ..self.base
-            },
+            Some((cal, cores, mem)) => Params { alpha_s: self.base.alpha_s, ..cal.params(ratio, cores, mem) },
             None => Params { ratio, ..self.base },
         }
     }
@@ -417,7 +400,7 @@ fn node_columns(nodes: &[usize], lead: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use calibrate::PassCost;
+    use calibrate::{Machine, PassCost};
 
     fn cal() -> Calibration {
         let flat = PassCost::flat;
@@ -426,11 +409,7 @@ mod tests {
             decompress: flat(900e6),
             recompress: flat(1000e6),
             domain_reduce: Some(flat(1500e6)),
-            reduce_bytes_per_s: 2e9,
-            fresh_bytes_per_s: 3e9,
-            copy_bytes_per_s: 4e9,
-            scan_bytes_per_s: 6e9,
-            core_mem_bytes_per_s: 5e9,
+            machine: Machine { reduce_bytes_per_s: 2e9, fresh_bytes_per_s: 3e9, copy_bytes_per_s: 4e9, scan_bytes_per_s: 6e9, core_mem_bytes_per_s: 5e9 },
             ratio: 30.0,
             other_ratios: Vec::new(),
             measured: false,
@@ -505,7 +484,7 @@ mod tests {
     #[test]
     fn predictions_cover_every_op_link_and_node_count() {
         let c = cal();
-        let base = Params { alpha_s: 2e-6, ..c.params(c.ratio, 16.0) };
+        let base = Params { alpha_s: 2e-6, ..c.params(c.ratio, 16.0, 100e9) };
         let codec = Codec { name: "CPU".into(), base, cal: Some((&c, 16.0, 100e9)) };
         let rows = [row(CollOp::Allreduce, Algorithm::CColl, 16 << 20, 9.0, 1.0), row(CollOp::Allreduce, Algorithm::CColl, 64 << 20, 11.0, 1.0)];
         let ratios = op_ratios(&rows, 30.0);
