@@ -16,6 +16,11 @@
 
 use crate::{Algorithm, CollOp};
 
+/// glibc's largest mmap threshold on 64-bit systems (`DEFAULT_MMAP_THRESHOLD_MAX`, 32
+/// MiB): a freed mapped buffer below it raises the threshold to its size, so later
+/// allocations of that size come from the heap, mapped already.
+pub const GLIBC_MMAP_THRESHOLD_MAX: f64 = (32u64 << 20) as f64;
+
 /// Machine, network and codec parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Params {
@@ -56,6 +61,15 @@ pub struct Params {
     /// subtree buffers in Scatter, Gather and Reduce). The caller's buffers are taken as
     /// mapped already (ccoll-bench reuses them, as applications do). Infinity: free.
     pub fresh_bytes_per_s: f64,
+    /// Allocations smaller than this reuse memory the process freed before (a previous
+    /// call's buffers) and cost [`Params::reused_bytes_per_s`] instead: glibc's malloc
+    /// serves them from its heap once it has freed one such mapped buffer (its mmap
+    /// threshold rises to the freed size, up to [`GLIBC_MMAP_THRESHOLD_MAX`]). 0: every
+    /// allocation is fresh.
+    pub heap_reuse_below_bytes: f64,
+    /// Bytes per second of writing a zeroed allocation that reuses freed memory (calloc
+    /// clears it: no page faults). Infinity: free.
+    pub reused_bytes_per_s: f64,
     /// Bytes per second of copying values between mapped buffers (a rank's own block
     /// from the caller's input to its output in Scatter and Alltoall, CPR-P2P's blocks
     /// out of its subtree buffers). Infinity: free.
@@ -121,6 +135,8 @@ impl Params {
         codec_call_s: 0.0,
         reduce_bytes_per_s: 1.0,
         fresh_bytes_per_s: f64::INFINITY,
+        heap_reuse_below_bytes: 0.0,
+        reused_bytes_per_s: f64::INFINITY,
         copy_bytes_per_s: f64::INFINITY,
         scan_bytes_per_s: f64::INFINITY,
         recomp_bytes_per_s: None,
@@ -236,9 +252,12 @@ impl Terms<'_> {
     fn reduce(&self, b: f64, active: usize) -> f64 {
         b / (self.p.reduce_bytes_per_s * self.p.share(active))
     }
-    /// The kernel maps and zeroes the pages: no contention ([`Params::contention`]).
-    fn fresh(&self, b: f64, active: usize) -> f64 {
-        b / (self.p.fresh_bytes_per_s * self.p.cores(active))
+    /// Writing `b` bytes of a buffer of `alloc` bytes the call allocated: the kernel maps
+    /// and zeroes the pages (no contention, [`Params::contention`]), unless the buffer
+    /// is small enough to reuse freed heap memory.
+    fn fresh(&self, b: f64, alloc: f64, active: usize) -> f64 {
+        let rate = if alloc < self.p.heap_reuse_below_bytes { self.p.reused_bytes_per_s } else { self.p.fresh_bytes_per_s };
+        b / (rate * self.p.cores(active))
     }
     /// The range pass and copies run on the rank's own thread alone: a thread's share.
     fn scan(&self, b: f64, active: usize) -> f64 {
@@ -287,7 +306,7 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
     // (reduce-scatter and reduce: `start_with_work`), so each step's decode is the first
     // write to its block's pages; the Allreduce works in the caller's output.
     let b = bytes / n;
-    let rs_work = |fresh: bool| (if fresh { t.fresh(b, all) } else { 0.0 }) + t.comp(b, all) + t.decomp(b, all) + t.reduce(b, all);
+    let rs_work = |fresh: bool| (if fresh { t.fresh(b, bytes, all) } else { 0.0 }) + t.comp(b, all) + t.decomp(b, all) + t.reduce(b, all);
     // Each step's message leaves after the step's codec work, the link idle meanwhile.
     // CPR-P2P's step messages (a few MB, each after codec work) cross at the link's
     // one-way rate: traced, the heaviest did (CPR-P2P's rings), and the duplex rate of
@@ -329,7 +348,7 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
             let work = t.comp(bytes, all) + t.decomp(bytes, all) + t.reduce(bytes, all);
             let step = work + t.cduplex(bytes, work);
             let pow2 = np.is_power_of_two();
-            t.fresh(bytes, all) + (levels - if pow2 { 0.0 } else { 1.0 }) * step + if pow2 { 0.0 } else { 2.0 * step }
+            t.fresh(bytes, bytes, all) + (levels - if pow2 { 0.0 } else { 1.0 }) * step + if pow2 { 0.0 } else { 2.0 * step }
         }
         (Allreduce, Hierarchical) => hier_time_s(bytes, p, CColl),
         (Allreduce, CompressedDomain) => cdr_allreduce(&t, b)?,
@@ -337,7 +356,7 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
         (ReduceScatter, CColl) => rs_ccoll(true),
         // Reduce = reduce-scatter + gather of the reduced blocks at the root. CPR-P2P's
         // root decodes them into a subtree buffer it allocates (then copies them out).
-        (Reduce, CprP2p) => rs_cpr(true) + steps * (t.cmsg(b, 0.0) + t.decomp(b, 1) + t.fresh(b, 1)) + t.comp(b, all),
+        (Reduce, CprP2p) => rs_cpr(true) + steps * (t.cmsg(b, 0.0) + t.decomp(b, 1) + t.fresh(b, bytes, 1)) + t.comp(b, all),
         (Reduce, CColl) => rs_ccoll(true) + t.comp(b, all) + steps * t.cmsg(b, 0.0) + t.decomp(steps * b, 1),
         (Bcast, CprP2p | CColl) => tree_bcast(&t, bytes, algo == CprP2p),
         (Scatter, CprP2p | CColl) => tree_scatter(&t, bytes, algo == CprP2p),
@@ -352,10 +371,10 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
                 .map(|k| {
                     let m = n * bytes / 2f64.powi(k as i32);
                     let code = if k == levels as u32 { t.comp(m, 1) } else { t.recomp(m, 1) };
-                    code + t.cmsg(m, code) + t.decomp(m, 1) + t.fresh(m, 1)
+                    code + t.cmsg(m, code) + t.decomp(m, 1) + t.fresh(m, 2.0 * m, 1)
                 })
                 .sum();
-            t.fresh(bytes, 1) + hops + t.copy(n * bytes, 1)
+            t.fresh(bytes, bytes, 1) + hops + t.copy(n * bytes, 1)
         }
         (Gather, CColl) => tree_gather(&t, bytes),
         (Allgather, CprP2p) => ag_cpr(bytes),
@@ -568,10 +587,10 @@ fn tree_scatter(t: &Terms, m: f64, recompress: bool) -> f64 {
         let deepest = (size / 2.0).ceil();
         let sent = if deepest * m / p.ratio <= p.eager_bytes { deepest } else { size - 1.0 };
         let work = if j == 0 {
-            t.fresh(size * m, 1) + t.copy(m, 1) + t.comp(sent * m, 1)
+            t.fresh(size * m, size * m, 1) + t.copy(m, 1) + t.comp(sent * m, 1)
         } else {
             let (receiving, forwarding) = siblings(levels, j);
-            t.fresh(size * m, receiving) + t.decomp(size * m, receiving) + t.copy(m, receiving) + t.recomp(sent * m, forwarding)
+            t.fresh(size * m, size * m, receiving) + t.decomp(size * m, receiving) + t.copy(m, receiving) + t.recomp(sent * m, forwarding)
         };
         // The parent's link idled while it worked.
         time += work + p.alpha_s + t.wire_after(sent * m / p.ratio, work);
@@ -580,7 +599,7 @@ fn tree_scatter(t: &Terms, m: f64, recompress: bool) -> f64 {
     }
     // The last rank decodes its block into its one-block buffer and copies it into the
     // caller's, alone.
-    time + t.decomp(m, 1) + t.fresh(m, 1) + t.copy(m, 1)
+    time + t.decomp(m, 1) + t.fresh(m, m, 1) + t.copy(m, 1)
 }
 
 /// C-Coll binomial-tree Gather of blocks of `m` bytes, in `k` chunks each: every other
@@ -1159,6 +1178,27 @@ mod tests {
         // then the rank above decodes it into its own, the root its child's 2 blocks.
         assert!(close(extra(Scatter, CprP2p, b), 7.0 * b / 1e9));
         assert!(close(extra(Gather, CprP2p, b), (b + b + 2.0 * b) / 1e9));
+    }
+
+    #[test]
+    fn buffers_below_the_heap_reuse_size_reuse_freed_memory() {
+        // glibc's cap, 32 MiB: with blocks of 16 MB the CPR-P2P Scatter's leaf buffer
+        // (one block) and the rank above's (two, 32 MB) reuse heap memory at 8 GB/s,
+        // the root's four blocks (64 MB) are fresh pages at 1 GB/s; at 32 MB a block
+        // only the leaf's reuses; below a 1 MiB cap none does.
+        let b = 16e6;
+        let base = Params { domain_reduce_bytes_per_s: Some(1e9), ..params(4) };
+        let alloc = |below: f64, bytes: f64, op, algo| {
+            let p = Params { fresh_bytes_per_s: 1e9, reused_bytes_per_s: 8e9, heap_reuse_below_bytes: below, ..base };
+            time_s(op, algo, bytes, &p).unwrap() - time_s(op, algo, bytes, &base).unwrap()
+        };
+        let cap = GLIBC_MMAP_THRESHOLD_MAX;
+        assert!(close(alloc(cap, b, Scatter, CprP2p), 4.0 * b / 1e9 + 3.0 * b / 8e9));
+        assert!(close(alloc(cap, 2.0 * b, Scatter, CprP2p), 6.0 * 2.0 * b / 1e9 + 2.0 * b / 8e9));
+        assert!(close(alloc(1048576.0, b, Scatter, CprP2p), 7.0 * b / 1e9));
+        // Reduce-scatter's work buffer is the whole vector: 16 MB reuses, 64 MB does not.
+        assert!(close(alloc(cap, b, ReduceScatter, CColl), 3.0 * b / 4.0 / 8e9));
+        assert!(close(alloc(cap, 4.0 * b, ReduceScatter, CColl), 3.0 * b / 1e9));
     }
 
     #[test]

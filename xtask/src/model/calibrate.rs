@@ -94,6 +94,9 @@ pub struct Machine {
     /// Writing a freshly allocated buffer (the kernel maps and zeroes every page): the
     /// buffers a collective allocates inside a call.
     pub fresh_bytes_per_s: f64,
+    /// The same for a buffer below glibc's mmap threshold cap after one like it was freed
+    /// (calloc clears heap memory the process mapped before).
+    pub reused_bytes_per_s: f64,
     /// Copying values between mapped buffers (a rank's own block into its output).
     pub copy_bytes_per_s: f64,
     /// Finding the finite value range of the input (relative bounds).
@@ -108,7 +111,8 @@ impl Machine {
     pub fn measure() -> Machine {
         Machine {
             reduce_bytes_per_s: reduce_throughput(),
-            fresh_bytes_per_s: fresh_throughput(),
+            fresh_bytes_per_s: fresh_throughput(VALUES),
+            reused_bytes_per_s: fresh_throughput(REUSED_VALUES),
             copy_bytes_per_s: copy_throughput(),
             scan_bytes_per_s: scan_throughput(),
             core_mem_bytes_per_s: core_memory_bandwidth(),
@@ -200,6 +204,8 @@ impl Calibration {
             codec_call_s: 0.0,
             reduce_bytes_per_s: (m.reduce_bytes_per_s * cores).min(mem / 3.0),
             fresh_bytes_per_s: (m.fresh_bytes_per_s * cores).min(mem),
+            reused_bytes_per_s: (m.reused_bytes_per_s * cores).min(mem),
+            heap_reuse_below_bytes: collectives::model::GLIBC_MMAP_THRESHOLD_MAX,
             copy_bytes_per_s: (m.copy_bytes_per_s * cores).min(mem / 2.0),
             scan_bytes_per_s: (m.scan_bytes_per_s * cores).min(mem),
             ratio,
@@ -216,7 +222,7 @@ impl Calibration {
             .map(|&r| format!(" ({:.0} / {:.0} / {:.0} / {} MB/s at ratio {r:.2})", mbps(&self.compress, r), mbps(&self.decompress, r), mbps(&self.recompress, r), domain(r)))
             .collect();
         format!(
-            "calibration ({}, per thread, CPU time): compress {:.0} MB/s, decompress {:.0} MB/s, compress its decoded output {:.0} MB/s, compressed-domain reduction {} MB/s at ratio {:.2}{others}; reduce {:.0} MB/s; writing fresh memory {:.0} MB/s; copying {:.0} MB/s; value-range scan {:.0} MB/s; memory traffic per core with all cores streaming {:.0} MB/s",
+            "calibration ({}, per thread, CPU time): compress {:.0} MB/s, decompress {:.0} MB/s, compress its decoded output {:.0} MB/s, compressed-domain reduction {} MB/s at ratio {:.2}{others}; reduce {:.0} MB/s; writing fresh memory {:.0} MB/s (reused heap {:.0} MB/s); copying {:.0} MB/s; value-range scan {:.0} MB/s; memory traffic per core with all cores streaming {:.0} MB/s",
             if self.measured { "measured" } else { "given" },
             mbps(&self.compress, self.ratio),
             mbps(&self.decompress, self.ratio),
@@ -225,6 +231,7 @@ impl Calibration {
             self.ratio,
             self.machine.reduce_bytes_per_s / 1e6,
             self.machine.fresh_bytes_per_s / 1e6,
+            self.machine.reused_bytes_per_s / 1e6,
             self.machine.copy_bytes_per_s / 1e6,
             self.machine.scan_bytes_per_s / 1e6,
             self.machine.core_mem_bytes_per_s / 1e6
@@ -430,18 +437,24 @@ fn reduce_throughput() -> f64 {
     (VALUES * 4) as f64 / secs
 }
 
-/// Bytes per second of filling a newly allocated 64 MiB buffer: what a buffer a
-/// collective allocates inside a call (a work buffer, a decode scratch, a subtree's
-/// blocks) costs on top of the codec writing it.
-fn fresh_throughput() -> f64 {
+/// Values of the buffer whose allocation reuses freed heap memory: 16 MiB, below
+/// glibc's 32 MiB mmap threshold cap (filling one took 7.3-7.5 ms twice, then 1.2-1.7
+/// ms, 2026-11-27; 32 and 64 MiB buffers stayed at the fresh pages' speed).
+const REUSED_VALUES: usize = 4 << 20;
+
+/// Bytes per second of filling a newly allocated buffer of `len` values, the best of
+/// five allocated and freed in turn: what a buffer a collective allocates inside a call
+/// (a work buffer, a decode scratch, a subtree's blocks) costs on top of the codec
+/// writing it. Fresh pages at 64 MiB; heap memory freed by the runs before at 16 MiB.
+fn fresh_throughput(len: usize) -> f64 {
     let secs = best_of(|| {
-        let mut v: Vec<f32> = vec![0.0; VALUES];
+        let mut v: Vec<f32> = vec![0.0; len];
         v.iter_mut().for_each(|x| *x = 1.0);
         std::hint::black_box(&v);
         Ok(())
     })
     .expect("infallible");
-    (VALUES * 4) as f64 / secs
+    (len * 4) as f64 / secs
 }
 
 /// Bytes per second of copying 64 MiB of f32 into a mapped buffer on one thread, as the
