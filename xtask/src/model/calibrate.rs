@@ -133,6 +133,9 @@ const VALUES: usize = 16 << 20;
 const REPEATS: usize = 5;
 /// Runs of the contention probe, each way.
 const CONTENTION_RUNS: usize = 5;
+/// Probes of the contention, of which the median counts, and the pause between two.
+const CONTENTION_PROBES: usize = 5;
+const CONTENTION_PROBE_GAP: std::time::Duration = std::time::Duration::from_millis(500);
 
 impl Calibration {
     /// Given codec figures (at every ratio); the memory figures are still measured.
@@ -337,10 +340,24 @@ pub fn measure_contention(fields: &Fields, codec: &str, threads: usize, ranks: u
     // One rank alone: its fastest run (the work itself, as the other figures take the
     // best). Ranks together: the median run, since how the scheduler interleaves them
     // is what is measured, and it varies from run to run (best of three moved between
-    // 1.00 and 1.85 on 16 MiB a rank).
-    let alone = walls(1)?[0];
-    let together = walls(ranks.max(1))?[CONTENTION_RUNS / 2];
-    Ok(contention_of(alone, together, ranks, threads, cores))
+    // 1.00 and 1.85 on 16 MiB a rank). A probe lasts about 0.2 s, and a whole probe
+    // now and then comes out slow (1.46 and 1.44 among 1.17-1.29 on the quiet machine,
+    // 2026-11-27; 1.47 in a main job whose CSV validated at 1.26-1.29 minutes later):
+    // the median of several probes, apart in time.
+    let probe = || -> Result<f64, String> {
+        let alone = walls(1)?[0];
+        let together = walls(ranks.max(1))?[CONTENTION_RUNS / 2];
+        Ok(contention_of(alone, together, ranks, threads, cores))
+    };
+    let mut figures = Vec::with_capacity(CONTENTION_PROBES);
+    for k in 0..CONTENTION_PROBES {
+        if k > 0 {
+            std::thread::sleep(CONTENTION_PROBE_GAP);
+        }
+        figures.push(probe()?);
+    }
+    figures.sort_by(f64::total_cmp);
+    Ok(figures[CONTENTION_PROBES / 2])
 }
 
 /// The slowdown of [`measure_contention`]: `ranks` ranks of `threads` threads took
