@@ -160,13 +160,12 @@ impl Calibration {
         let Fields { data, summed, other, scattered } = fields;
         let codec = parse_codec(codec)?;
         let exec = Backend::with_executor(CpuExecutor::new(threads.max(1)).map_err(|e| e.to_string())?);
-        let at = measure_pass(data, data, &codec, &exec)?;
-        let sum = measure_pass(summed, summed, &codec, &exec)?;
-        let tail = measure_pass(&scattered[VALUES..], scattered, &codec, &exec)?;
-        // The sum again at a tenth of the bound: the heaviest partial sums of a ring
-        // reach ratios below the sum's, where the line through the other points fell
-        // far below what the compressor does (2200 against 3200 MB/s at ratio 4.7).
-        let low = measure_pass(summed, summed, &finer(&codec, LOW_RATIO_BOUND), &exec)?;
+        // The field, the sum of fields, a Scatter root's last three quarters, and the sum
+        // again at a tenth of the bound: the heaviest partial sums of a ring reach ratios
+        // below the sum's, where the line through the other points fell far below what
+        // the compressor does (2200 against 3200 MB/s at ratio 4.7).
+        let jobs = [(&data[..], &data[..], codec), (summed, summed, codec), (&scattered[VALUES..], scattered, codec), (summed, summed, finer(&codec, LOW_RATIO_BOUND))];
+        let [at, sum, tail, low]: [Pass; 4] = measure_passes(&jobs, &exec)?.try_into().map_err(|_| "one pass per job")?;
         let passes = [&at, &sum, &tail, &low];
         let cost = |f: fn(&Pass) -> f64| PassCost::through(&passes.map(|x| (x.ratio, 1.0 / f(x))));
         // The compressed-domain reduction: a field with another (two snapshots' sum), and
@@ -280,25 +279,56 @@ struct Pass {
     ratio: f64,
 }
 
-/// `codec`'s passes over `data`. A relative bound is made absolute first, over the value
-/// range of `input` (the call's whole input, of which `data` is what is compressed): a
-/// call finds its value range once, before any compression (the model's scan term), and
-/// every pass then codes with the absolute bound, so a pass that searched the range
-/// itself would be priced twice (on rtm the relative bound's passes took 1.2x, 1.4x and
-/// 1.6x as long at ratios 9, 32 and 100).
-fn measure_pass(data: &[f32], input: &[f32], codec: &Codec, backend: &Backend) -> Result<Pass, String> {
-    let codec = &absolute(codec, input)?;
-    let shape = Shape::from_dims(&[data.len()]).map_err(|e| e.to_string())?;
-    let mut stream = Vec::new();
-    let comp = best_of(|| {
-        stream = codec.compress(data, shape, backend).map_err(|e| e.to_string())?;
-        Ok(())
-    })?;
-    let mut out = vec![0f32; data.len()];
-    let decomp = best_of(|| codec_host::decompress_into(&stream, &mut out, backend).map(drop).map_err(|e| e.to_string()))?;
-    let recomp = best_of(|| codec.compress(&out, shape, backend).map(drop).map_err(|e| e.to_string()))?;
-    let bytes = (data.len() * 4) as f64;
-    Ok(Pass { comp: bytes / comp, decomp: bytes / decomp, recomp: bytes / recomp, ratio: bytes / stream.len() as f64 })
+/// The passes of each `(data, input, codec)` job: compressing `data`, decompressing its
+/// stream and compressing the decoded values again, each timed [`REPEATS`] times in
+/// rounds over every job and pass, the best counting. Rounds, not each pass's repeats in
+/// a row: a passing slowdown of the machine then costs one repeat of each pass, not all
+/// of one pass (a main job's calibration, 2026-11-27, measured decompression at ratios
+/// 8.9 and 6.8 at 6261 and 7734 MB/s, its other passes as on the quiet machine, which
+/// gave 11613 and 10684 minutes later). A relative bound is made absolute first, over
+/// the value range of `input` (the call's whole input, of which `data` is what is
+/// compressed): a call finds its value range once, before any compression (the model's
+/// scan term), and every pass then codes with the absolute bound, so a pass that
+/// searched the range itself would be priced twice (on rtm the relative bound's passes
+/// took 1.2x, 1.4x and 1.6x as long at ratios 9, 32 and 100).
+fn measure_passes(jobs: &[(&[f32], &[f32], Codec)], backend: &Backend) -> Result<Vec<Pass>, String> {
+    struct Job<'a> {
+        data: &'a [f32],
+        codec: Codec,
+        shape: Shape,
+        stream: Vec<u8>,
+        out: Vec<f32>,
+        best: [f64; 3],
+    }
+    let mut runs = jobs
+        .iter()
+        .map(|&(data, input, codec)| {
+            let shape = Shape::from_dims(&[data.len()]).map_err(|e| e.to_string())?;
+            Ok(Job { data, codec: absolute(&codec, input)?, shape, stream: Vec::new(), out: vec![0f32; data.len()], best: [f64::INFINITY; 3] })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let err = |e: codec_host::Error| e.to_string();
+    for _ in 0..REPEATS {
+        for j in &mut runs {
+            let comp = cpu_s(|| {
+                j.stream = j.codec.compress(j.data, j.shape, backend).map_err(err)?;
+                Ok(())
+            })?;
+            let decomp = cpu_s(|| codec_host::decompress_into(&j.stream, &mut j.out, backend).map(drop).map_err(err))?;
+            let recomp = cpu_s(|| j.codec.compress(&j.out, j.shape, backend).map(drop).map_err(err))?;
+            for (best, t) in j.best.iter_mut().zip([comp, decomp, recomp]) {
+                *best = best.min(t);
+            }
+        }
+    }
+    Ok(runs
+        .iter()
+        .map(|j| {
+            let bytes = (j.data.len() * 4) as f64;
+            let [comp, decomp, recomp] = j.best.map(|t| bytes / t.max(1e-9));
+            Pass { comp, decomp, recomp, ratio: bytes / j.stream.len() as f64 }
+        })
+        .collect())
 }
 
 /// Slowdown of codec work when `ranks` ranks, each with an executor of `threads`
@@ -425,11 +455,16 @@ fn parse_codec(s: &str) -> Result<Codec, String> {
 fn best_of(mut f: impl FnMut() -> Result<(), String>) -> Result<f64, String> {
     let mut best = f64::INFINITY;
     for _ in 0..REPEATS {
-        let t = process_cpu_s();
-        f()?;
-        best = best.min(process_cpu_s() - t);
+        best = best.min(cpu_s(&mut f)?);
     }
     Ok(best.max(1e-9))
+}
+
+/// CPU seconds of one run of `f` (this process, all threads, user and system).
+fn cpu_s(f: impl FnOnce() -> Result<(), String>) -> Result<f64, String> {
+    let t = process_cpu_s();
+    f()?;
+    Ok(process_cpu_s() - t)
 }
 
 fn process_cpu_s() -> f64 {
@@ -572,7 +607,7 @@ mod tests {
         let data: Vec<f32> = (0..1 << 16).map(|i| (i as f32 * 1e-3).sin()).collect();
         let exec = Backend::with_executor(CpuExecutor::new(1).unwrap());
         let codec = Codec::szx(ErrorBound::Rel(1e-3));
-        let (at, low) = (measure_pass(&data, &data, &codec, &exec).unwrap(), measure_pass(&data, &data, &finer(&codec, 10.0), &exec).unwrap());
+        let [at, low]: [Pass; 2] = measure_passes(&[(&data, &data, codec), (&data, &data, finer(&codec, 10.0))], &exec).unwrap().try_into().map_err(drop).unwrap();
         assert!(low.ratio < at.ratio / 1.2, "{} {}", at.ratio, low.ratio);
     }
 
@@ -585,7 +620,7 @@ mod tests {
         let whole: Vec<f32> = (0..1 << 16).map(|i| (i % 1001) as f32).chain(smooth.iter().copied()).collect();
         let exec = Backend::with_executor(CpuExecutor::new(1).unwrap());
         let codec = Codec::szx(ErrorBound::Rel(1e-3));
-        let (own, input) = (measure_pass(&smooth, &smooth, &codec, &exec).unwrap(), measure_pass(&whole[1 << 16..], &whole, &codec, &exec).unwrap());
+        let [own, input]: [Pass; 2] = measure_passes(&[(&smooth, &smooth, codec), (&whole[1 << 16..], &whole, codec)], &exec).unwrap().try_into().map_err(drop).unwrap();
         assert!(input.ratio > 4.0 * own.ratio, "{} {}", own.ratio, input.ratio);
     }
 
