@@ -112,6 +112,14 @@ pub struct Params {
     /// every rank of a host competes for its cores for the whole call, not only while
     /// it computes.
     pub busy_wait: bool,
+    /// The host scheduler's time slice: how long a runnable thread keeps a core before
+    /// another one waiting for it gets its turn (0: not priced). A polling rank that
+    /// finds its message is on its core already, so the passes it then runs back to back
+    /// (a burst) first finish the rest of its slice, half a slice on average, at a whole
+    /// core's speed, and share the core only after that: what a rank sharing its core
+    /// gains on every burst of whole-message work (CPR-P2P's), not worth a term where
+    /// bursts last many slices.
+    pub slice_s: f64,
     /// Ranks per node group of the hierarchical allreduce (1: every rank its own group),
     /// and the link between the ranks of one group (shared memory).
     pub group_ranks: usize,
@@ -148,6 +156,7 @@ impl Params {
         codec_threads: 1.0,
         background_load: 0.0,
         busy_wait: false,
+        slice_s: 0.0,
         group_ranks: 1,
         intra_bytes_per_s: f64::INFINITY,
         intra_alpha_s: 0.0,
@@ -266,6 +275,18 @@ impl Terms<'_> {
     fn copy(&self, b: f64, active: usize) -> f64 {
         b / (self.p.copy_bytes_per_s * self.thread_share(active))
     }
+    /// A burst of passes that take `w` seconds at the rank's share of the cores when
+    /// `active` ranks compute, started as a message arrived or the call began: its first
+    /// half slice ([`Params::slice_s`]) runs at a whole thread's speed.
+    fn burst(&self, w: f64, active: usize) -> f64 {
+        let f = self.thread_share(active);
+        let head = self.p.slice_s / 2.0;
+        if f >= 1.0 || head <= 0.0 {
+            return w;
+        }
+        let alone = w * f;
+        if alone <= head { alone } else { w - head * (1.0 / f - 1.0) }
+    }
     fn thread_share(&self, active: usize) -> f64 {
         self.p.share(active) / self.p.codec_threads.max(1.0)
     }
@@ -310,8 +331,12 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
     // Each step's message leaves after the step's codec work, the link idle meanwhile.
     // CPR-P2P's step messages (a few MB, each after codec work) cross at the link's
     // one-way rate: traced, the heaviest did (CPR-P2P's rings), and the duplex rate of
-    // long two-way transfers over-priced them (see docs/cost-model.md).
-    let rs_cpr = |fresh: bool| steps * (rs_work(fresh) + t.cmsg(b, rs_work(fresh)));
+    // long two-way transfers over-priced them (see docs/cost-model.md). A step's work
+    // (decoding and reducing the arrival, compressing the next block) is one burst.
+    let rs_cpr = |fresh: bool| {
+        let work = t.burst(rs_work(fresh), all);
+        steps * (work + t.cmsg(b, work))
+    };
     // Pipelined: the transfer hides inside the chunked codec work, or the reverse. The
     // first step's streams start on rested links.
     let rs_ccoll = |fresh: bool| {
@@ -325,11 +350,12 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
         t.comp(m, all) + if own_decoded { t.decomp(m, all) } else { 0.0 } + steps * t.cduplex(m, 0.0) + t.decomp(steps * m, all)
     };
     // CPR-P2P's ring allgather: the first step compresses the rank's own block, every
-    // later one the block it decoded in the step before; each step's heaviest block
-    // crosses at the one-way rate, as the reduce-scatter's messages do.
+    // later one the block it decoded in the step before (decoding and compressing it
+    // again: one burst); each step's heaviest block crosses at the one-way rate, as the
+    // reduce-scatter's messages do.
     let ag_cpr = |m: f64| {
-        let pause = t.decomp(m, all) + t.recomp(m, all);
-        t.comp(m, all) + (steps - 1.0) * t.recomp(m, all) + steps * (t.cmsg(m, pause) + t.decomp(m, all))
+        let relay = t.burst(t.decomp(m, all) + t.recomp(m, all), all);
+        t.burst(t.comp(m, all), all) + (steps - 1.0) * relay + t.burst(t.decomp(m, all), all) + steps * t.cmsg(m, relay)
     };
     use Algorithm::*;
     use CollOp::*;
@@ -356,7 +382,7 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
         (ReduceScatter, CColl) => rs_ccoll(true),
         // Reduce = reduce-scatter + gather of the reduced blocks at the root. CPR-P2P's
         // root decodes them into a subtree buffer it allocates (then copies them out).
-        (Reduce, CprP2p) => rs_cpr(true) + steps * (t.cmsg(b, 0.0) + t.decomp(b, 1) + t.fresh(b, bytes, 1)) + t.comp(b, all),
+        (Reduce, CprP2p) => rs_cpr(true) + steps * (t.cmsg(b, 0.0) + t.burst(t.decomp(b, 1) + t.fresh(b, bytes, 1), 1)) + t.comp(b, all),
         (Reduce, CColl) => rs_ccoll(true) + t.comp(b, all) + steps * t.cmsg(b, 0.0) + t.decomp(steps * b, 1),
         (Bcast, CprP2p | CColl) => tree_bcast(&t, bytes, algo == CprP2p),
         (Scatter, CprP2p | CColl) => tree_scatter(&t, bytes, algo == CprP2p),
@@ -371,7 +397,8 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
                 .map(|k| {
                     let m = n * bytes / 2f64.powi(k as i32);
                     let code = if k == levels as u32 { t.comp(m, 1) } else { t.recomp(m, 1) };
-                    code + t.cmsg(m, code) + t.decomp(m, 1) + t.fresh(m, 2.0 * m, 1)
+                    // The receiver's decode and its own compression for the next hop: one burst.
+                    t.burst(code + t.decomp(m, 1) + t.fresh(m, 2.0 * m, 1), 1) + t.cmsg(m, code)
                 })
                 .sum();
             t.fresh(bytes, bytes, 1) + hops + t.copy(n * bytes, 1)
@@ -384,7 +411,7 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
         // but decoding before the next exchange; the heaviest sender's pieces cross at
         // the one-way rate, as the reduce-scatter's messages do.
         (Alltoall, CprP2p) => {
-            let work = t.comp(bytes, all) + t.decomp(bytes, all);
+            let work = t.burst(t.comp(bytes, all) + t.decomp(bytes, all), all);
             t.copy(bytes, all) + steps * (work + t.cmsg(bytes, work))
         }
         // Every piece in pipeline chunks, destinations in turn (one flow each way), each
@@ -397,7 +424,10 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
             let transfers = steps * p.alpha_s + t.wire_chunks(t.after_rest(steps * bytes / p.ratio));
             t.copy(bytes, all) + t.comp(c, all) + transfers.max(t.comp(rest, all) + t.decomp(rest, all)) + t.decomp(c, all)
         }
-        (P2p, CprP2p) => t.comp(bytes, 1) + t.cmsg(bytes, t.comp(bytes, 1)) + t.decomp(bytes, 1),
+        (P2p, CprP2p) => {
+            let comp = t.burst(t.comp(bytes, 1), 1);
+            comp + t.cmsg(bytes, comp) + t.burst(t.decomp(bytes, 1), 1)
+        }
         // Pipelined chunks: the transfer hides inside the codec work, or the reverse.
         (P2p, CColl) => p.alpha_s + t.wire_rested(bytes / p.ratio).max(t.comp(bytes, 1) + t.decomp(bytes, 1)),
         _ => return None,
@@ -516,19 +546,21 @@ fn tree_bcast(t: &Terms, n: f64, recompress: bool) -> f64 {
     // one message time. Rendezvous messages move once the parent waits, after all its
     // compressions, and its link carries them all at once.
     let eager = n / p.ratio <= p.eager_bytes;
-    let hop = |children: f64, code: f64| {
+    // `decode`: what the rank decoded before it compresses (one burst with it), beside
+    // `active` ranks.
+    let hop = |children: f64, decode: f64, code: f64, active: usize| {
         let sent = if eager { 1.0 } else { children };
-        sent * code + p.alpha_s + t.wire_after(sent * n / p.ratio, code)
+        t.burst(decode + sent * code, active) + p.alpha_s + t.wire_after(sent * n / p.ratio, code)
     };
     // The root compresses alone; on the deepest path the rank of each level decodes
     // beside its siblings, then compresses again beside those of them that have children
     // too; the leaf decodes last, alone.
-    let mut time = hop(levels, t.comp(n, 1));
+    let mut time = hop(levels, 0.0, t.comp(n, 1), 1);
     for j in 1..levels as usize {
         let (receiving, forwarding) = siblings(levels, j);
-        time += t.decomp(n, receiving) + hop(levels - j as f64, t.recomp(n, forwarding));
+        time += hop(levels - j as f64, t.decomp(n, receiving), t.recomp(n, forwarding), receiving);
     }
-    time + t.decomp(n, 1)
+    time + t.burst(t.decomp(n, 1), 1)
 }
 
 /// On the deepest path of a binomial tree of `levels` levels, the ranks that work at
@@ -592,14 +624,15 @@ fn tree_scatter(t: &Terms, m: f64, recompress: bool) -> f64 {
             let (receiving, forwarding) = siblings(levels, j);
             t.fresh(size * m, size * m, receiving) + t.decomp(size * m, receiving) + t.copy(m, receiving) + t.recomp(sent * m, forwarding)
         };
-        // The parent's link idled while it worked.
+        // One burst; the parent's link idled meanwhile.
+        let work = t.burst(work, if j == 0 { 1 } else { siblings(levels, j).0 });
         time += work + p.alpha_s + t.wire_after(sent * m / p.ratio, work);
         size = deepest;
         j += 1;
     }
     // The last rank decodes its block into its one-block buffer and copies it into the
     // caller's, alone.
-    time + t.decomp(m, 1) + t.fresh(m, m, 1) + t.copy(m, 1)
+    time + t.burst(t.decomp(m, 1) + t.fresh(m, m, 1) + t.copy(m, 1), 1)
 }
 
 /// C-Coll binomial-tree Gather of blocks of `m` bytes, in `k` chunks each: every other
@@ -1029,6 +1062,28 @@ mod tests {
         let bcast = Params { scan_bytes_per_s: 4e9, ..p };
         let unscanned = time_s(Bcast, CColl, 16e6, &p).unwrap();
         assert!(close(time_s(Bcast, CColl, 16e6, &bcast).unwrap() - unscanned, 16e6 / (4e9 * 0.4)));
+    }
+
+    #[test]
+    fn a_burst_runs_its_first_half_slice_on_a_core_of_its_own() {
+        // 4 ranks on 2 cores, all computing: half a core each. With 4 ms slices a burst
+        // of 20 ms at that share runs its first 2 ms at a whole core's speed (18 ms); one
+        // of 1 ms of work ends inside them; a rank alone on its core, or no slice, gains
+        // nothing.
+        let p = Params { ranks: 4, host_cores: 2.0, ranks_per_host: 4, busy_wait: true, slice_s: 4e-3, ..params(4) };
+        let t = Terms { p: &p };
+        assert!(close(t.burst(20e-3, 4), 18e-3) && close(t.burst(2e-3, 4), 1e-3), "{} {}", t.burst(20e-3, 4), t.burst(2e-3, 4));
+        assert!(close(Terms { p: &Params { host_cores: 8.0, ..p } }.burst(20e-3, 4), 20e-3));
+        let unsliced = Params { slice_s: 0.0, ..p };
+        assert!(close(Terms { p: &unsliced }.burst(20e-3, 4), 20e-3));
+        // Whole-message algorithms gain 2 ms a burst (64 MB passes take far longer):
+        // CPR-P2P's Alltoall one a step (3), its Allreduce one a reduce-scatter step and
+        // four in the allgather (the first compression, two relays, the last decode);
+        // C-Coll's chunk pipelines nothing.
+        let gain = |op, algo| time_s(op, algo, 64e6, &unsliced).unwrap() - time_s(op, algo, 64e6, &p).unwrap();
+        assert!(close(gain(Alltoall, CprP2p), 3.0 * 2e-3), "{}", gain(Alltoall, CprP2p));
+        assert!(close(gain(Allreduce, CprP2p), 7.0 * 2e-3), "{}", gain(Allreduce, CprP2p));
+        assert_eq!(gain(Allreduce, CColl), 0.0);
     }
 
     #[test]

@@ -390,6 +390,69 @@ pub fn measure_contention(fields: &Fields, codec: &str, threads: usize, ranks: u
     Ok(figures[CONTENTION_PROBES / 2])
 }
 
+/// How long the probe of [`measure_slice`] watches, and the pause in its clock that
+/// counts as the core going to the other thread (a switch costs a slice of the other
+/// thread; interrupts take microseconds).
+const SLICE_PROBE: std::time::Duration = std::time::Duration::from_secs(1);
+const SLICE_GAP: std::time::Duration = std::time::Duration::from_micros(250);
+
+/// The scheduler's time slice between two runnable threads on one core
+/// (`Params::slice_s`): two threads pinned to the core this one runs on spin, and one
+/// of them reads the clock without pause; each gap of more than [`SLICE_GAP`] is the
+/// other's turn, and the median stretch between two gaps is the slice (4.0 ms here:
+/// the 250 Hz tick; the first and last stretches are cut and not counted).
+pub fn measure_slice() -> Result<f64, String> {
+    // SAFETY: sched_getcpu takes no arguments; a negative result is an error.
+    let cpu = unsafe { libc::sched_getcpu() };
+    let cpu = usize::try_from(cpu).map_err(|_| format!("sched_getcpu: {}", std::io::Error::last_os_error()))?;
+    let pin = || -> Result<(), String> {
+        // SAFETY: a zeroed cpu_set_t is the empty set; CPU_SET writes inside it, and
+        // sched_setaffinity reads size_of::<cpu_set_t>() bytes of it for this thread (0).
+        let rc = unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu, &mut set);
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+        };
+        if rc == 0 { Ok(()) } else { Err(format!("sched_setaffinity to cpu {cpu}: {}", std::io::Error::last_os_error())) }
+    };
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let mut runs = std::thread::scope(|s| -> Result<Vec<f64>, String> {
+        let other = s.spawn(|| -> Result<(), String> {
+            pin()?;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                std::hint::spin_loop();
+            }
+            Ok(())
+        });
+        let watch = || -> Result<Vec<f64>, String> {
+            pin()?;
+            let end = std::time::Instant::now() + SLICE_PROBE;
+            let (mut start, mut last, mut runs): (Option<std::time::Instant>, _, _) = (None, std::time::Instant::now(), Vec::new());
+            while last < end {
+                let now = std::time::Instant::now();
+                if now - last > SLICE_GAP {
+                    // The first gap ends a stretch that began before the watch.
+                    if let Some(s) = start {
+                        runs.push((last - s).as_secs_f64());
+                    }
+                    start = Some(now);
+                }
+                last = now;
+            }
+            Ok(runs)
+        };
+        let runs = watch();
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        other.join().map_err(|_| "slice probe thread panicked".to_string())??;
+        runs
+    })?;
+    if runs.len() < 3 {
+        return Err(format!("slice probe: the core switched threads {} times in {:?} (is the other thread pinned elsewhere?)", runs.len(), SLICE_PROBE));
+    }
+    runs.sort_by(f64::total_cmp);
+    Ok(runs[runs.len() / 2])
+}
+
 /// The slowdown of [`measure_contention`]: `ranks` ranks of `threads` threads took
 /// `together` seconds where one alone took `alone`. Shared perfectly, the cores one rank
 /// used alone (its threads, at most the cores) times the ranks would be spread over all
@@ -584,6 +647,15 @@ mod tests {
         assert!(near(flat.bytes_per_s(10.0), 1.0 / 0.75e-9) && near(flat.bytes_per_s(1e9), 1.0 / 0.75e-9), "{flat:?}");
         assert!(near(PassCost::through(&[(5.0, 1e-9), (5.0, 3e-9)]).bytes_per_s(7.0), 0.5e9));
         assert!(near(PassCost::flat(4e9).bytes_per_s(3.0), 4e9));
+    }
+
+    #[test]
+    fn the_slice_probe_sees_two_threads_take_turns_on_one_core() {
+        // Linux slices CPU-bound threads at the tick (1-10 ms) or its base slice (0.75-3
+        // ms); a probe that missed the switches (no pinning) fails, one that counted
+        // interrupts as turns would come out in microseconds.
+        let s = measure_slice().unwrap();
+        assert!((0.5e-3..=20e-3).contains(&s), "{s}");
     }
 
     #[test]

@@ -46,6 +46,11 @@ pub struct ModelArgs {
     /// calibration alone (default: measured, see docs/cost-model.md).
     #[arg(long)]
     contention: Option<f64>,
+    /// The scheduler's time slice between two threads on one core, which a rank sharing
+    /// its core gains half of at the start of every burst of whole-message codec work
+    /// (default: measured, see docs/cost-model.md).
+    #[arg(long, value_parser = parse_duration)]
+    slice: Option<Duration>,
     /// Cores shared by all ranks of the emulated run (default: this machine's).
     #[arg(long)]
     host_cores: Option<f64>,
@@ -151,6 +156,14 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
                 k
             }
         };
+        let slice_s = match a.slice {
+            Some(d) => d.as_secs_f64(),
+            None => {
+                let s = calibrate::measure_slice()?;
+                println!("time slice (measured, wall time): two spinning threads on one core take turns of {:.2} ms", s * 1e3);
+                s
+            }
+        };
         let emulated = Emulated {
             codec_threads: threads as f64,
             link_bytes_per_s: a.link as f64 / 8.0 * a.efficiency,
@@ -158,6 +171,7 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
             duplex_efficiency: duplex,
             chunk_duplex_efficiency: a.chunk_duplex_efficiency.unwrap_or(duplex),
             contention,
+            slice_s,
             alpha_s: a.latency.as_secs_f64(),
             host_cores,
             background_load: a.background_load,
@@ -213,6 +227,8 @@ pub struct Emulated {
     pub duplex_efficiency: f64,
     pub chunk_duplex_efficiency: f64,
     pub contention: f64,
+    /// The scheduler's time slice (`Params::slice_s`).
+    pub slice_s: f64,
     pub alpha_s: f64,
     pub host_cores: f64,
     pub background_load: f64,
@@ -238,6 +254,7 @@ impl Emulated {
             codec_threads: self.codec_threads,
             background_load: self.background_load,
             busy_wait: true,
+            slice_s: self.slice_s,
             ..cal.params(ratio, 1.0, f64::INFINITY)
         }
     }
@@ -417,7 +434,7 @@ mod tests {
     }
 
     fn run() -> Emulated {
-        Emulated { codec_threads: 1.0, link_bytes_per_s: 120e6, link_burst_bytes: 0.0, duplex_efficiency: 0.5, chunk_duplex_efficiency: 0.5, contention: 1.0, alpha_s: 50e-6, host_cores: 2.0, background_load: 0.0 }
+        Emulated { codec_threads: 1.0, link_bytes_per_s: 120e6, link_burst_bytes: 0.0, duplex_efficiency: 0.5, chunk_duplex_efficiency: 0.5, contention: 1.0, slice_s: 0.0, alpha_s: 50e-6, host_cores: 2.0, background_load: 0.0 }
     }
 
     fn row(op: CollOp, algo: Algorithm, bytes: u64, ratio: f64, secs: f64) -> Row {
