@@ -117,8 +117,8 @@ pub struct Params {
     /// finds its message is on its core already, so the passes it then runs back to back
     /// (a burst) first finish the rest of its slice, half a slice on average, at a whole
     /// core's speed, and share the core only after that: what a rank sharing its core
-    /// gains on every burst of whole-message work (CPR-P2P's), not worth a term where
-    /// bursts last many slices.
+    /// gains on every burst of whole-message work (CPR-P2P's) and every step of C-Coll's
+    /// reduce-scatter, each of which starts on an arrival.
     pub slice_s: f64,
     /// Ranks per node group of the hierarchical allreduce (1: every rank its own group),
     /// and the link between the ranks of one group (shared memory).
@@ -394,15 +394,23 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
             // (the rest of it is written meanwhile). The branch forwards halves,
             // recompressing per hop: the leaf's own block as it is, every later hop's
             // mostly decoded values again. The root copies every block out of its buffer.
+            // Hop k (1: into the root) carries m bytes: (m, its sender's compression, its
+            // receiver's decode into its buffer).
+            let hop = |k: u32| {
+                let m = n * bytes / 2f64.powi(k as i32);
+                let code = if k == levels as u32 { t.comp(m, 1) } else { t.recomp(m, 1) };
+                (m, code, t.decomp(m, 1) + t.fresh(m, 2.0 * m, 1))
+            };
+            // Bursts: the leaf's compression, then each receiver's decode with its own
+            // compression for the hop above it (the root's decode alone).
             let hops: f64 = (1..=levels as u32)
                 .map(|k| {
-                    let m = n * bytes / 2f64.powi(k as i32);
-                    let code = if k == levels as u32 { t.comp(m, 1) } else { t.recomp(m, 1) };
-                    // The receiver's decode and its own compression for the next hop: one burst.
-                    t.burst(code + t.decomp(m, 1) + t.fresh(m, 2.0 * m, 1), 1) + t.cmsg(m, code)
+                    let (m, code, decode) = hop(k);
+                    let above = if k > 1 { hop(k - 1).1 } else { 0.0 };
+                    t.cmsg(m, code) + t.burst(decode + above, 1)
                 })
                 .sum();
-            t.fresh(bytes, bytes, 1) + hops + t.copy(n * bytes, 1)
+            t.fresh(bytes, bytes, 1) + t.burst(hop(levels as u32).1, 1) + hops + t.copy(n * bytes, 1)
         }
         (Gather, CColl) => tree_gather(&t, bytes),
         (Allgather, CprP2p) => ag_cpr(bytes),
@@ -1086,6 +1094,9 @@ mod tests {
         assert!(close(gain(Alltoall, CprP2p), 3.0 * 2e-3), "{}", gain(Alltoall, CprP2p));
         assert!(close(gain(Allreduce, CprP2p), 7.0 * 2e-3), "{}", gain(Allreduce, CprP2p));
         assert!(close(gain(Allreduce, CColl), 3.0 * 2e-3), "{}", gain(Allreduce, CColl));
+        // CPR-P2P's Gather on 2 levels: the leaf's compression, the inner rank's decode
+        // with its compression, the root's decode.
+        assert!(close(gain(Gather, CprP2p), 3.0 * 2e-3), "{}", gain(Gather, CprP2p));
         assert_eq!(gain(Bcast, CColl), 0.0);
     }
 
