@@ -394,23 +394,18 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
             // (the rest of it is written meanwhile). The branch forwards halves,
             // recompressing per hop: the leaf's own block as it is, every later hop's
             // mostly decoded values again. The root copies every block out of its buffer.
-            // Hop k (1: into the root) carries m bytes: (m, its sender's compression, its
-            // receiver's decode into its buffer).
-            let hop = |k: u32| {
+            // From the leaf up (hop k carries m bytes, hop 1 into the root): the leaf's
+            // compression is a burst, each receiver's decode one with its compression for
+            // the hop above, the root's decode the last.
+            let mut time = t.fresh(bytes, bytes, 1) + t.copy(n * bytes, 1);
+            let mut decoded = 0.0;
+            for k in (1..=levels as u32).rev() {
                 let m = n * bytes / 2f64.powi(k as i32);
                 let code = if k == levels as u32 { t.comp(m, 1) } else { t.recomp(m, 1) };
-                (m, code, t.decomp(m, 1) + t.fresh(m, 2.0 * m, 1))
-            };
-            // Bursts: the leaf's compression, then each receiver's decode with its own
-            // compression for the hop above it (the root's decode alone).
-            let hops: f64 = (1..=levels as u32)
-                .map(|k| {
-                    let (m, code, decode) = hop(k);
-                    let above = if k > 1 { hop(k - 1).1 } else { 0.0 };
-                    t.cmsg(m, code) + t.burst(decode + above, 1)
-                })
-                .sum();
-            t.fresh(bytes, bytes, 1) + t.burst(hop(levels as u32).1, 1) + hops + t.copy(n * bytes, 1)
+                time += t.burst(decoded + code, 1) + t.cmsg(m, code);
+                decoded = t.decomp(m, 1) + t.fresh(m, 2.0 * m, 1);
+            }
+            time + t.burst(decoded, 1)
         }
         (Gather, CColl) => tree_gather(&t, bytes),
         (Allgather, CprP2p) => ag_cpr(bytes),
@@ -627,14 +622,13 @@ fn tree_scatter(t: &Terms, m: f64, recompress: bool) -> f64 {
     while size > 1.0 {
         let deepest = (size / 2.0).ceil();
         let sent = if deepest * m / p.ratio <= p.eager_bytes { deepest } else { size - 1.0 };
+        // One burst; the parent's link idled meanwhile.
         let work = if j == 0 {
-            t.fresh(size * m, size * m, 1) + t.copy(m, 1) + t.comp(sent * m, 1)
+            t.burst(t.fresh(size * m, size * m, 1) + t.copy(m, 1) + t.comp(sent * m, 1), 1)
         } else {
             let (receiving, forwarding) = siblings(levels, j);
-            t.fresh(size * m, size * m, receiving) + t.decomp(size * m, receiving) + t.copy(m, receiving) + t.recomp(sent * m, forwarding)
+            t.burst(t.fresh(size * m, size * m, receiving) + t.decomp(size * m, receiving) + t.copy(m, receiving) + t.recomp(sent * m, forwarding), receiving)
         };
-        // One burst; the parent's link idled meanwhile.
-        let work = t.burst(work, if j == 0 { 1 } else { siblings(levels, j).0 });
         time += work + p.alpha_s + t.wire_after(sent * m / p.ratio, work);
         size = deepest;
         j += 1;

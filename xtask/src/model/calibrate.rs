@@ -427,7 +427,9 @@ pub fn measure_slice() -> Result<f64, String> {
         let watch = || -> Result<Vec<f64>, String> {
             pin()?;
             let end = std::time::Instant::now() + SLICE_PROBE;
-            let (mut start, mut last, mut runs): (Option<std::time::Instant>, _, _) = (None, std::time::Instant::now(), Vec::new());
+            let mut start: Option<std::time::Instant> = None;
+            let mut last = std::time::Instant::now();
+            let mut runs = Vec::new();
             while last < end {
                 let now = std::time::Instant::now();
                 if now - last > SLICE_GAP {
