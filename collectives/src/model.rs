@@ -61,6 +61,10 @@ pub struct Params {
     /// subtree buffers in Scatter, Gather and Reduce). The caller's buffers are taken as
     /// mapped already (ccoll-bench reuses them, as applications do). Infinity: free.
     pub fresh_bytes_per_s: f64,
+    /// Bytes per second of freeing such a buffer (the kernel unmaps its pages), priced
+    /// where the call's last rank frees its buffers as it returns (the other ranks'
+    /// frees run while it works, as their polling would). Infinity: free.
+    pub unmap_bytes_per_s: f64,
     /// Allocations smaller than this reuse memory the process freed before (a previous
     /// call's buffers) and cost [`Params::reused_bytes_per_s`] instead: glibc's malloc
     /// serves them from its heap once it has freed one such mapped buffer (its mmap
@@ -143,6 +147,7 @@ impl Params {
         codec_call_s: 0.0,
         reduce_bytes_per_s: 1.0,
         fresh_bytes_per_s: f64::INFINITY,
+        unmap_bytes_per_s: f64::INFINITY,
         heap_reuse_below_bytes: 0.0,
         reused_bytes_per_s: f64::INFINITY,
         copy_bytes_per_s: f64::INFINITY,
@@ -268,6 +273,11 @@ impl Terms<'_> {
         let rate = if alloc < self.p.heap_reuse_below_bytes { self.p.reused_bytes_per_s } else { self.p.fresh_bytes_per_s };
         b / (rate * self.p.cores(active))
     }
+    /// Freeing a buffer of `alloc` bytes the call allocated: the kernel unmaps it, unless
+    /// it came from the heap ([`Terms::fresh`]).
+    fn unmap(&self, alloc: f64, active: usize) -> f64 {
+        if alloc < self.p.heap_reuse_below_bytes { 0.0 } else { alloc / (self.p.unmap_bytes_per_s * self.p.cores(active)) }
+    }
     /// The range pass and copies run on the rank's own thread alone: a thread's share.
     fn scan(&self, b: f64, active: usize) -> f64 {
         b / (self.p.scan_bytes_per_s * self.thread_share(active))
@@ -371,20 +381,25 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
         (Allreduce, RecursiveDoubling) => {
             // The input is copied into the output (not priced: mapped memory at copy
             // speed); the decode scratch of the whole vector is allocated by the call, its
-            // pages first written by the first step's decode.
+            // pages first written by the first step's decode, freed at the end.
             let work = t.comp(bytes, all) + t.decomp(bytes, all) + t.reduce(bytes, all);
             let step = work + t.cduplex(bytes, work);
             let pow2 = np.is_power_of_two();
-            t.fresh(bytes, bytes, all) + (levels - if pow2 { 0.0 } else { 1.0 }) * step + if pow2 { 0.0 } else { 2.0 * step }
+            let rounds = (levels - if pow2 { 0.0 } else { 1.0 }) * step + if pow2 { 0.0 } else { 2.0 * step };
+            t.fresh(bytes, bytes, all) + rounds + t.unmap(bytes, all)
         }
         (Allreduce, Hierarchical) => hier_time_s(bytes, p, CColl),
         (Allreduce, CompressedDomain) => cdr_allreduce(&t, b)?,
-        (ReduceScatter, CprP2p) => rs_cpr(true),
-        (ReduceScatter, CColl) => rs_ccoll(true),
+        // Every rank frees its work buffer as it returns.
+        (ReduceScatter, CprP2p) => rs_cpr(true) + t.unmap(bytes, all),
+        (ReduceScatter, CColl) => rs_ccoll(true) + t.unmap(bytes, all),
         // Reduce = reduce-scatter + gather of the reduced blocks at the root. CPR-P2P's
-        // root decodes them into a subtree buffer it allocates (then copies them out).
-        (Reduce, CprP2p) => rs_cpr(true) + steps * (t.cmsg(b, 0.0) + t.burst(t.decomp(b, 1) + t.fresh(b, bytes, 1), 1)) + t.comp(b, all),
-        (Reduce, CColl) => rs_ccoll(true) + t.comp(b, all) + steps * t.cmsg(b, 0.0) + t.decomp(steps * b, 1),
+        // root decodes them into a subtree buffer it allocates (then copies them out). The
+        // root frees its work buffer (and that one) last.
+        (Reduce, CprP2p) => {
+            rs_cpr(true) + steps * (t.cmsg(b, 0.0) + t.burst(t.decomp(b, 1) + t.fresh(b, bytes, 1), 1)) + t.comp(b, all) + 2.0 * t.unmap(bytes, 1)
+        }
+        (Reduce, CColl) => rs_ccoll(true) + t.comp(b, all) + steps * t.cmsg(b, 0.0) + t.decomp(steps * b, 1) + t.unmap(bytes, 1),
         (Bcast, CprP2p | CColl) => tree_bcast(&t, bytes, algo == CprP2p),
         (Scatter, CprP2p | CColl) => tree_scatter(&t, bytes, algo == CprP2p),
         (Gather, CprP2p) => {
@@ -396,7 +411,7 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
             // mostly decoded values again. The root copies every block out of its buffer.
             // From the leaf up (hop k carries m bytes, hop 1 into the root): the leaf's
             // compression is a burst, each receiver's decode one with its compression for
-            // the hop above, the root's decode the last.
+            // the hop above, the root's decode the last; then it frees its buffer.
             let mut time = t.fresh(bytes, bytes, 1) + t.copy(n * bytes, 1);
             let mut decoded = 0.0;
             for k in (1..=levels as u32).rev() {
@@ -405,7 +420,7 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
                 time += t.burst(decoded + code, 1) + t.cmsg(m, code);
                 decoded = t.decomp(m, 1) + t.fresh(m, 2.0 * m, 1);
             }
-            time + t.burst(decoded, 1)
+            time + t.burst(decoded, 1) + t.unmap(n * bytes, 1)
         }
         (Gather, CColl) => tree_gather(&t, bytes),
         (Allgather, CprP2p) => ag_cpr(bytes),
@@ -633,9 +648,9 @@ fn tree_scatter(t: &Terms, m: f64, recompress: bool) -> f64 {
         size = deepest;
         j += 1;
     }
-    // The last rank decodes its block into its one-block buffer and copies it into the
-    // caller's, alone.
-    time + t.burst(t.decomp(m, 1) + t.fresh(m, m, 1) + t.copy(m, 1), 1)
+    // The last rank decodes its block into its one-block buffer, copies it into the
+    // caller's and frees the buffer, alone.
+    time + t.burst(t.decomp(m, 1) + t.fresh(m, m, 1) + t.copy(m, 1) + t.unmap(m, 1), 1)
 }
 
 /// C-Coll binomial-tree Gather of blocks of `m` bytes, in `k` chunks each: every other
@@ -1192,6 +1207,29 @@ mod tests {
         assert_eq!(siblings(3.0, 3), (1, 1));
     }
 
+    /// Every output is the caller's buffer, mapped already (ccoll-bench reuses its own),
+    /// and the ring algorithms reduce out of place into it: nothing allocated.
+    const NOTHING_ALLOCATED: [(CollOp, Algorithm); 18] = [
+        (Allreduce, Mpi),
+        (Allreduce, CprP2p),
+        (Allreduce, CColl),
+        (Allreduce, Ring),
+        (Allreduce, CompressedDomain),
+        (Bcast, Mpi),
+        (Bcast, CprP2p),
+        (Bcast, CColl),
+        (Scatter, Mpi),
+        (Scatter, CColl),
+        (Gather, Mpi),
+        (Gather, CColl),
+        (Allgather, Mpi),
+        (Allgather, CprP2p),
+        (Allgather, CColl),
+        (Alltoall, Mpi),
+        (Alltoall, CprP2p),
+        (Alltoall, CColl),
+    ];
+
     #[test]
     fn fresh_memory_is_priced_only_where_the_call_allocates() {
         let n = 64e6;
@@ -1199,29 +1237,7 @@ mod tests {
         let base = Params { domain_reduce_bytes_per_s: Some(1e9), ..params(4) };
         let fresh = Params { fresh_bytes_per_s: 1e9, ..base };
         let extra = |op, algo, bytes| time_s(op, algo, bytes, &fresh).unwrap() - time_s(op, algo, bytes, &base).unwrap();
-        // Every output is the caller's buffer, mapped already (ccoll-bench reuses its
-        // own), and the ring algorithms reduce out of place into it: nothing allocated.
-        let none = [
-            (Allreduce, Mpi),
-            (Allreduce, CprP2p),
-            (Allreduce, CColl),
-            (Allreduce, Ring),
-            (Allreduce, CompressedDomain),
-            (Bcast, Mpi),
-            (Bcast, CprP2p),
-            (Bcast, CColl),
-            (Scatter, Mpi),
-            (Scatter, CColl),
-            (Gather, Mpi),
-            (Gather, CColl),
-            (Allgather, Mpi),
-            (Allgather, CprP2p),
-            (Allgather, CColl),
-            (Alltoall, Mpi),
-            (Alltoall, CprP2p),
-            (Alltoall, CColl),
-        ];
-        for (op, algo) in none {
+        for (op, algo) in NOTHING_ALLOCATED {
             assert_eq!(extra(op, algo, n), 0.0, "{op:?} {algo:?}");
         }
         // Reduce-scatter's work buffer: each of the 3 steps decodes a 16 MB block into
@@ -1241,6 +1257,31 @@ mod tests {
         // then the rank above decodes it into its own, the root its child's 2 blocks.
         assert!(close(extra(Scatter, CprP2p, b), 7.0 * b / 1e9));
         assert!(close(extra(Gather, CprP2p, b), (b + b + 2.0 * b) / 1e9));
+    }
+
+    #[test]
+    fn the_critical_rank_frees_its_buffers_as_it_returns() {
+        let n = 64e6;
+        let b = n / 4.0;
+        let base = Params { domain_reduce_bytes_per_s: Some(1e9), ..params(4) };
+        let unmap = Params { unmap_bytes_per_s: 1e9, ..base };
+        let extra = |op, algo, bytes| time_s(op, algo, bytes, &unmap).unwrap() - time_s(op, algo, bytes, &base).unwrap();
+        for (op, algo) in NOTHING_ALLOCATED {
+            assert_eq!(extra(op, algo, n), 0.0, "{op:?} {algo:?}");
+        }
+        // Reduce-scatter: every rank its work buffer of the whole vector; Reduce: the
+        // root's, and CPR-P2P's root its subtree buffer too; recursive doubling: the
+        // decode scratch.
+        for algo in [CprP2p, CColl] {
+            assert!(close(extra(ReduceScatter, algo, n), n / 1e9), "{algo:?}");
+        }
+        assert!(close(extra(Reduce, CColl, n), n / 1e9));
+        assert!(close(extra(Reduce, CprP2p, n), 2.0 * n / 1e9));
+        assert!(close(extra(Allreduce, RecursiveDoubling, n), n / 1e9));
+        // CPR-P2P trees, blocks of 16 MB: the last leaf of a Scatter frees its one block,
+        // a Gather's root its buffer of all 4 (the others free theirs while it works).
+        assert!(close(extra(Scatter, CprP2p, b), b / 1e9));
+        assert!(close(extra(Gather, CprP2p, b), 4.0 * b / 1e9));
     }
 
     #[test]

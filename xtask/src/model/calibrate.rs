@@ -94,6 +94,8 @@ pub struct Machine {
     /// Writing a freshly allocated buffer (the kernel maps and zeroes every page): the
     /// buffers a collective allocates inside a call.
     pub fresh_bytes_per_s: f64,
+    /// Freeing such a buffer (the kernel unmaps its pages).
+    pub unmap_bytes_per_s: f64,
     /// The same for a buffer below glibc's mmap threshold cap after one like it was freed
     /// (calloc clears heap memory the process mapped before).
     pub reused_bytes_per_s: f64,
@@ -109,10 +111,12 @@ pub struct Machine {
 
 impl Machine {
     pub fn measure() -> Machine {
+        let (fresh_bytes_per_s, unmap_bytes_per_s) = allocation_throughput(VALUES);
         Machine {
             reduce_bytes_per_s: reduce_throughput(),
-            fresh_bytes_per_s: fresh_throughput(VALUES),
-            reused_bytes_per_s: fresh_throughput(REUSED_VALUES),
+            fresh_bytes_per_s,
+            unmap_bytes_per_s,
+            reused_bytes_per_s: allocation_throughput(REUSED_VALUES).0,
             copy_bytes_per_s: copy_throughput(),
             scan_bytes_per_s: scan_throughput(),
             core_mem_bytes_per_s: core_memory_bandwidth(),
@@ -206,6 +210,7 @@ impl Calibration {
             codec_call_s: 0.0,
             reduce_bytes_per_s: (m.reduce_bytes_per_s * cores).min(mem / 3.0),
             fresh_bytes_per_s: (m.fresh_bytes_per_s * cores).min(mem),
+            unmap_bytes_per_s: m.unmap_bytes_per_s * cores,
             reused_bytes_per_s: (m.reused_bytes_per_s * cores).min(mem),
             heap_reuse_below_bytes: collectives::model::GLIBC_MMAP_THRESHOLD_MAX,
             copy_bytes_per_s: (m.copy_bytes_per_s * cores).min(mem / 2.0),
@@ -224,7 +229,7 @@ impl Calibration {
             .map(|&r| format!(" ({:.0} / {:.0} / {:.0} / {} MB/s at ratio {r:.2})", mbps(&self.compress, r), mbps(&self.decompress, r), mbps(&self.recompress, r), domain(r)))
             .collect();
         format!(
-            "calibration ({}, per thread, CPU time): compress {:.0} MB/s, decompress {:.0} MB/s, compress its decoded output {:.0} MB/s, compressed-domain reduction {} MB/s at ratio {:.2}{others}; reduce {:.0} MB/s; writing fresh memory {:.0} MB/s (reused heap {:.0} MB/s); copying {:.0} MB/s; value-range scan {:.0} MB/s; memory traffic per core with all cores streaming {:.0} MB/s",
+            "calibration ({}, per thread, CPU time): compress {:.0} MB/s, decompress {:.0} MB/s, compress its decoded output {:.0} MB/s, compressed-domain reduction {} MB/s at ratio {:.2}{others}; reduce {:.0} MB/s; writing fresh memory {:.0} MB/s (reused heap {:.0} MB/s), freeing it {:.0} MB/s; copying {:.0} MB/s; value-range scan {:.0} MB/s; memory traffic per core with all cores streaming {:.0} MB/s",
             if self.measured { "measured" } else { "given" },
             mbps(&self.compress, self.ratio),
             mbps(&self.decompress, self.ratio),
@@ -234,6 +239,7 @@ impl Calibration {
             self.machine.reduce_bytes_per_s / 1e6,
             self.machine.fresh_bytes_per_s / 1e6,
             self.machine.reused_bytes_per_s / 1e6,
+            self.machine.unmap_bytes_per_s / 1e6,
             self.machine.copy_bytes_per_s / 1e6,
             self.machine.scan_bytes_per_s / 1e6,
             self.machine.core_mem_bytes_per_s / 1e6
@@ -559,19 +565,29 @@ fn reduce_throughput() -> f64 {
 /// ms, 2026-11-27; 32 and 64 MiB buffers stayed at the fresh pages' speed).
 const REUSED_VALUES: usize = 4 << 20;
 
-/// Bytes per second of filling a newly allocated buffer of `len` values, the best of
-/// five allocated and freed in turn: what a buffer a collective allocates inside a call
-/// (a work buffer, a decode scratch, a subtree's blocks) costs on top of the codec
-/// writing it. Fresh pages at 64 MiB; heap memory freed by the runs before at 16 MiB.
-fn fresh_throughput(len: usize) -> f64 {
-    let secs = best_of(|| {
+/// Bytes per CPU second of filling a newly allocated buffer of `len` values, and of
+/// freeing it after, the best of five of each, allocated and freed in turn: what a
+/// buffer a collective allocates inside a call (a work buffer, a decode scratch, a
+/// subtree's blocks) costs on top of the codec writing it, and what returning it costs
+/// where the call ends. Timed apart, as they fall apart in a call: freeing 64 MiB of
+/// fresh pages took 5 ms against 27 ms filling them (2026-11-27), so a fill priced with
+/// its free made a Scatter's root look 10% slower than it ran. Fresh pages at 64 MiB;
+/// heap memory freed by the runs before at 16 MiB.
+fn allocation_throughput(len: usize) -> (f64, f64) {
+    let (mut fill, mut free) = (f64::INFINITY, f64::INFINITY);
+    for _ in 0..REPEATS {
+        let t0 = process_cpu_s();
         let mut v: Vec<f32> = vec![0.0; len];
         v.iter_mut().for_each(|x| *x = 1.0);
         std::hint::black_box(&v);
-        Ok(())
-    })
-    .expect("infallible");
-    (len * 4) as f64 / secs
+        let t1 = process_cpu_s();
+        drop(v);
+        let t2 = process_cpu_s();
+        fill = fill.min(t1 - t0);
+        free = free.min(t2 - t1);
+    }
+    let bytes = (len * 4) as f64;
+    (bytes / fill.max(1e-9), bytes / free.max(1e-9))
 }
 
 /// Bytes per second of copying 64 MiB of f32 into a mapped buffer on one thread, as the

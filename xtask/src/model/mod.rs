@@ -426,7 +426,7 @@ mod tests {
             decompress: flat(900e6),
             recompress: flat(1000e6),
             domain_reduce: Some(flat(1500e6)),
-            machine: Machine { reduce_bytes_per_s: 2e9, fresh_bytes_per_s: 3e9, reused_bytes_per_s: 12e9, copy_bytes_per_s: 4e9, scan_bytes_per_s: 6e9, core_mem_bytes_per_s: 5e9 },
+            machine: Machine { reduce_bytes_per_s: 2e9, fresh_bytes_per_s: 3e9, unmap_bytes_per_s: 15e9, reused_bytes_per_s: 12e9, copy_bytes_per_s: 4e9, scan_bytes_per_s: 6e9, core_mem_bytes_per_s: 5e9 },
             ratio: 30.0,
             other_ratios: Vec::new(),
             measured: false,
