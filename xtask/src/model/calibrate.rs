@@ -449,10 +449,12 @@ pub fn measure_slice() -> Result<f64, String> {
             }
             Ok(runs)
         };
-        let runs = watch();
+        // On a thread of its own too: pinning the caller would leave every later
+        // measurement of this process (and the threads it starts) on one core.
+        let runs = s.spawn(watch).join().map_err(|_| "slice probe thread panicked".to_string());
         done.store(true, std::sync::atomic::Ordering::Relaxed);
         other.join().map_err(|_| "slice probe thread panicked".to_string())??;
-        runs
+        runs?
     })?;
     if runs.len() < 3 {
         return Err(format!("slice probe: the core switched threads {} times in {:?} (is the other thread pinned elsewhere?)", runs.len(), SLICE_PROBE));
@@ -673,8 +675,20 @@ mod tests {
         // ms); a probe that counted the clock's own jitter or interrupts as turns comes
         // out in microseconds (a gap of 100 ns: checked). Unpinned threads on a quiet
         // machine see no turns (an error), but on a busy one other work's turns pass.
+        let allowed = || {
+            // SAFETY: sched_getaffinity writes at most size_of::<cpu_set_t>() bytes into
+            // the zeroed set; CPU_COUNT reads it.
+            unsafe {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                assert_eq!(libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set), 0);
+                libc::CPU_COUNT(&set)
+            }
+        };
+        let before = allowed();
         let s = measure_slice().unwrap();
         assert!((0.5e-3..=20e-3).contains(&s), "{s}");
+        // The calibrations after it run where the collectives' ranks do, not on one core.
+        assert_eq!(allowed(), before, "the probe left its caller pinned");
     }
 
     #[test]
