@@ -626,9 +626,9 @@ fn tree_scatter(t: &Terms, m: f64, recompress: bool) -> f64 {
     // The root copies its subtree's blocks from the caller's input into its buffer (a
     // copy whose pages are fresh: both priced; traced, 2026-11-27: 210 ms for 268 MB on
     // half a core, fill and copy at their calibrated speeds), copies its own block out
-    // of it and compresses its children's alone; the deepest path's rank of each level decodes its subtree's blocks into its
-    // buffer beside its siblings and compresses its children's again beside those that
-    // forward too ([`siblings`]).
+    // of it and compresses its children's alone; the deepest path's rank of each level
+    // decodes its subtree's blocks into its buffer beside its siblings and compresses
+    // its children's again beside those that forward too ([`siblings`]).
     // A parent compresses and sends its children's blocks child by child, the deepest
     // subtree (half of its own) first: an eager message leaves then, and the deepest
     // child goes on; a rendezvous one waits until the parent has compressed for every
