@@ -61,6 +61,12 @@ fn agent_script(topo: &Topology) -> String {
 /// prices the emulated run's messages with it.
 pub const EAGER_LIMIT: usize = 4 << 20;
 
+/// Open MPI's TCP fragment size for the part of a message beyond the eager limit
+/// (`btl_tcp_rdma_pipeline_frag_size`; its default, 2 GiB, sends the whole remainder as
+/// one fragment). 128 KiB is the TCP transport's own largest send fragment
+/// (`btl_tcp_max_send_size`).
+const RDMA_FRAG_BYTES: usize = 128 << 10;
+
 /// Codec threads of each rank on a cluster of `nodes` nodes sharing `cores` cores: the
 /// node's share of them, at least one. The CPU backend would take every core it sees
 /// (one rank per node), which only adds threads waiting for the same cores.
@@ -97,6 +103,13 @@ pub fn mpirun_command(topo: &Topology, files: &LaunchFiles, program: &Path, args
         // cores, a rank is often off its core for milliseconds; an RDMA network, which
         // moves a posted message without the host's CPU, would not stall there.
         ("btl_tcp_eager_limit", &EAGER_LIMIT.to_string()),
+        // The rest of a larger message goes in fragments of this size instead of Open
+        // MPI's default of one fragment for the whole remainder. With one fragment,
+        // the two-way transfers of Allgather, Alltoall and Allreduce settled per run
+        // at one of two rates on the shared cores (about 120 or 75 MB/s each way, 4 of
+        // 5 runs slow); with 128 KiB fragments every run moved at the link's rate both
+        // ways (2026-11-27, docs/cluster.md).
+        ("btl_tcp_rdma_pipeline_frag_size", &RDMA_FRAG_BYTES.to_string()),
     ] {
         c.args(["--mca", k, v]);
     }
