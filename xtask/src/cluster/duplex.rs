@@ -2,9 +2,10 @@
 //! carry data, measured with MPI itself on the emulated cluster: a ping-pong (one
 //! direction at a time) and a recursive-doubling allgather (every rank exchanging with a
 //! partner both ways at once, the pattern of Open MPI's Allreduce, Allgather and
-//! Alltoall). The raw TCP probe keeps nearly its whole rate both ways; MPI does not (its
-//! ranks drive the sockets from their own threads, on the cores they share), so the
-//! cost model's duplex efficiency comes from this probe. A third run, C-Coll's pipelined
+//! Alltoall). The raw TCP probe keeps nearly its whole rate both ways; MPI kept 0.5-0.6
+//! of it while it sent a large message's rest as one fragment (Open MPI's default; the
+//! launcher now asks for 128 KiB fragments, and it keeps about 0.98), so the cost
+//! model's duplex efficiency comes from MPI itself, not from the link. A third run, C-Coll's pipelined
 //! ring allgather with every chunk raw (no codec work), measures the same for a stream
 //! of pipeline chunks, which keeps the link busier both ways.
 
@@ -14,10 +15,11 @@ use crate::units::fmt_size;
 use std::path::Path;
 use std::time::Duration;
 
-/// Message size of the probe: between the demo's sizes (16 MiB and up), where MPI's
-/// two-way rate has settled. Plain MPI's recursive-doubling allgather on the emulated
-/// 4 nodes moved 62, 60, 66, 72 and 71 MB/s each way at 4, 8, 12, 24 and 64 MiB
-/// (2026-11-26): a probe at 8 MiB priced every large two-way transfer 15-20% slow.
+/// Message size of the probe: between the demo's sizes (16 MiB and up) and above the
+/// eager limit, so that it moves as the demo's plain-MPI messages do. Plain MPI's
+/// recursive-doubling allgather on the emulated 4 nodes moved 118.3, 118.6 and 117.4
+/// MB/s each way at 4, 8 and 24 MiB (2026-11-27, 128 KiB fragments; with one fragment,
+/// 62, 60 and 72 on 2026-11-26).
 pub const PROBE_BYTES: u64 = 24 << 20;
 
 /// What the MPI probe measured.
