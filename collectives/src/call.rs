@@ -283,13 +283,6 @@ impl Call {
         self.stats.raw_bytes_sent += (values * T::SIZE) as u64;
     }
 
-    /// Appends the frame of `work[range]` to `out`: compressed if it is at least the
-    /// compression threshold, the codec accepts it and the result is smaller than the
-    /// values; else the values, raw.
-    pub fn frame_into<T: Value, W: Place<T> + ?Sized>(&mut self, work: &W, range: Range<usize>, index: usize, pieces: usize, out: &mut Vec<u8>) {
-        self.frames_each(work, &[range], |_| index, pieces, |_, _, frame| out.extend_from_slice(&frame));
-    }
-
     /// Frames the pieces `ranges` of `work` in order (`ranges[i]` as frame `index(i)` of
     /// `pieces`) and hands each to `emit` as soon as it is made; on the device the
     /// following pieces compress meanwhile, on up to `CollConfig::device_streams`
@@ -335,7 +328,13 @@ impl Call {
     ) -> Vec<u8> {
         let count = range.len();
         let raw_len = count * T::SIZE;
-        let mut out = Vec::with_capacity(HEADER_LEN + raw_len);
+        // The frame is allocated at its final size: one sized for the raw values would
+        // be mapped afresh for every large message (glibc maps what it cannot reuse).
+        let payload = match &coded {
+            Ok(Coded::Stream(stream)) if stream.len() < raw_len => stream.len(),
+            _ => raw_len,
+        };
+        let mut out = Vec::with_capacity(HEADER_LEN + payload);
         out.resize(HEADER_LEN, 0);
         let mut flags = if self.failed() { FAILED } else { 0 };
         if !matches!(coded, Ok(Coded::Skip)) {
@@ -390,10 +389,12 @@ impl Call {
         self.frame_at(values, 0..values.len(), index, pieces)
     }
 
-    /// The frame of `work[range]` alone.
+    /// The frame of `work[range]` alone: compressed if it is at least the compression
+    /// threshold, the codec accepts it and the result is smaller than the values; else
+    /// the values, raw.
     pub fn frame_at<T: Value, W: Place<T> + ?Sized>(&mut self, work: &W, range: Range<usize>, index: usize, pieces: usize) -> Vec<u8> {
-        let mut out = Vec::with_capacity(HEADER_LEN + range.len() * T::SIZE);
-        self.frame_into(work, range, index, pieces, &mut out);
+        let mut out = Vec::new();
+        self.frames_each(work, &[range], |_| index, pieces, |_, _, frame| out = frame);
         out
     }
 
@@ -767,6 +768,21 @@ mod tests {
         }
         let mut c = call(&cfg);
         assert!(!c.decode(1, &frame[..frame.len() - 1], &c.expect::<f32>(Some(4), Some(9), 3), &mut out));
+    }
+
+    #[test]
+    fn a_compressed_frame_holds_no_room_for_the_raw_values() {
+        // A buffer with room for the raw values is mapped afresh for every large message.
+        let mut cfg = CollConfig::new(Codec::szx(ErrorBound::Abs(1e-3)));
+        cfg.min_bytes_to_compress = 0;
+        let mut c = call(&cfg);
+        let values: Vec<f32> = (0..1 << 16).map(|i| (i as f32 * 1e-3).sin()).collect();
+        let frame = c.frame(&values, 0, 1);
+        assert!(frame.len() < values.len(), "compressed below a quarter of the raw bytes: {}", frame.len());
+        assert_eq!(frame.capacity(), frame.len());
+        let mut out = vec![0f32; values.len()];
+        assert!(c.decode(1, &frame, &c.expect::<f32>(Some(0), Some(1), values.len()), &mut out));
+        assert!(values.iter().zip(&out).all(|(x, y)| (x - y).abs() <= 1e-3));
     }
 
     #[test]

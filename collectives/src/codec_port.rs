@@ -45,7 +45,12 @@ impl PieceCodec for HostCodec {
         if !self.keeps_promise(values, &stream)? {
             return Ok(Encoded::Refused);
         }
-        out.extend_from_slice(&stream);
+        // Into an empty `out` the codec's own buffer moves: no copy into fresh pages.
+        if out.is_empty() {
+            *out = stream;
+        } else {
+            out.extend_from_slice(&stream);
+        }
         Ok(Encoded::Stream)
     }
 

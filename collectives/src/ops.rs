@@ -48,7 +48,7 @@ fn root_check(root: usize, p: usize) -> (bool, String) {
 }
 
 /// The largest message a call over `values` values on `ranks` ranks can send: the
-/// values (a compressed frame is never larger than the raw one, see `Call::frame_into`)
+/// values (a compressed frame is never larger than the raw one, see `Call::frame_at`)
 /// plus a frame header per piece. A message holds at most every piece of the vector:
 /// one per pipeline chunk and one more per rank's block (blocks cut chunks short).
 fn max_message_bytes(values: usize, elem_size: usize, chunk_bytes: usize, ranks: usize) -> Option<usize> {
