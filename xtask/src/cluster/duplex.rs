@@ -5,9 +5,9 @@
 //! Alltoall). The raw TCP probe keeps nearly its whole rate both ways; MPI kept 0.5-0.6
 //! of it while it sent a large message's rest as one fragment (Open MPI's default; the
 //! launcher now asks for 128 KiB fragments, and it keeps about 0.98), so the cost
-//! model's duplex efficiency comes from MPI itself, not from the link. A third run, C-Coll's pipelined
-//! ring allgather with every chunk raw (no codec work), measures the same for a stream
-//! of pipeline chunks, which keeps the link busier both ways.
+//! model's duplex efficiency comes from MPI itself, not from the link. A third run,
+//! C-Coll's pipelined ring allgather with every chunk raw (no codec work), measures the
+//! same for a stream of pipeline chunks, which keeps the link busier both ways.
 
 use super::Cluster;
 use crate::bench_csv::Row;

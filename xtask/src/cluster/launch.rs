@@ -106,9 +106,9 @@ pub fn mpirun_command(topo: &Topology, files: &LaunchFiles, program: &Path, args
         // The rest of a larger message goes in fragments of this size instead of Open
         // MPI's default of one fragment for the whole remainder. With one fragment,
         // the two-way transfers of Allgather, Alltoall and Allreduce settled per run
-        // at one of two rates on the shared cores (about 120 or 75 MB/s each way, 4 of
-        // 5 runs slow); with 128 KiB fragments every run moved at the link's rate both
-        // ways (2026-11-27, docs/cluster.md).
+        // at one of two rates on the shared cores (about 120 or 75 MB/s each way, two
+        // runs in three slow); with 128 KiB fragments every run moved at the link's
+        // rate both ways (2026-11-27, docs/cluster.md).
         ("btl_tcp_rdma_pipeline_frag_size", &RDMA_FRAG_BYTES.to_string()),
     ] {
         c.args(["--mca", k, v]);
@@ -137,6 +137,18 @@ mod tests {
         }
         assert!(!s.contains("10.77.0.4"));
         assert!(s.contains("*) echo"));
+    }
+
+    #[test]
+    fn large_messages_go_in_128_kib_fragments() {
+        // Open MPI's default, one fragment for a message's whole rest, let plain MPI's
+        // two-way transfers settle at about 60% of the link's rate in most runs.
+        let topo = Topology { prefix: "t".into(), nodes: 2 };
+        let files = LaunchFiles { agent: "agent".into(), hostfile: "hosts".into() };
+        let cmd = mpirun_command(&topo, &files, Path::new("prog"), &[], Duration::from_secs(1));
+        let args: Vec<_> = cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
+        let at = args.iter().position(|a| a == "btl_tcp_rdma_pipeline_frag_size").expect("the fragment size is set");
+        assert_eq!((args[at - 1].as_str(), args[at + 1].as_str()), ("--mca", "131072"));
     }
 
     #[test]
