@@ -328,35 +328,30 @@ impl Call {
     ) -> Vec<u8> {
         let count = range.len();
         let raw_len = count * T::SIZE;
+        // A stream travels if it is smaller than the values; else they go raw.
+        let stream = match &coded {
+            Ok(Coded::Stream(stream)) if stream.len() < raw_len => Some(*stream),
+            _ => None,
+        };
         // The frame is allocated at its final size: one sized for the raw values would
         // be mapped afresh for every large message (glibc maps what it cannot reuse).
-        let payload = match &coded {
-            Ok(Coded::Stream(stream)) if stream.len() < raw_len => stream.len(),
-            _ => raw_len,
-        };
-        let mut out = Vec::with_capacity(HEADER_LEN + payload);
+        let mut out = Vec::with_capacity(HEADER_LEN + stream.map_or(raw_len, <[u8]>::len));
         out.resize(HEADER_LEN, 0);
         let mut flags = if self.failed() { FAILED } else { 0 };
         if !matches!(coded, Ok(Coded::Skip)) {
             self.stats.values_compressed += count as u64;
         }
-        let compressed = match coded {
-            Ok(Coded::Stream(stream)) if stream.len() < raw_len => {
-                out.extend_from_slice(stream);
-                true
+        if let Some(stream) = stream {
+            out.extend_from_slice(stream);
+        } else {
+            match coded {
+                Ok(Coded::Refused) => {
+                    flags |= FALLBACK;
+                    self.stats.raw_fallbacks += 1;
+                }
+                Err(e) => self.fail(e.into()),
+                Ok(_) => {}
             }
-            Ok(Coded::Refused) => {
-                flags |= FALLBACK;
-                self.stats.raw_fallbacks += 1;
-                false
-            }
-            Err(e) => {
-                self.fail(e.into());
-                false
-            }
-            Ok(_) => false,
-        };
-        if !compressed {
             if let Err(e) = work.write_le(range, &mut out) {
                 self.fail(e.into());
             }

@@ -8,20 +8,21 @@ use codec_host::{Backend, Codec, CpuExecutor, Shape, ZfpMode};
 use crate::{CollError, Value};
 
 /// What [`PieceCodec::compress`] made of a piece.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Encoded {
-    /// The stream was appended, and it decodes within the codec's promise.
-    Stream,
+    /// The codec's stream, as it made it (not copied), which decodes within the codec's
+    /// promise.
+    Stream(Vec<u8>),
     /// The codec cannot keep its promise for these values (NaN or infinity in the input,
     /// a finite value that would decode as infinity, an error above the ZFP tolerance):
-    /// nothing was appended, the piece must travel raw.
+    /// the piece must travel raw.
     Refused,
 }
 
 /// Compression of one piece of a message.
 pub(crate) trait PieceCodec {
-    /// Appends the compressed form of `values` (at least one value) to `out`, or refuses.
-    fn compress<T: Value>(&self, values: &[T], out: &mut Vec<u8>) -> codec_host::Result<Encoded>;
+    /// The compressed form of `values` (at least one value), or a refusal.
+    fn compress<T: Value>(&self, values: &[T]) -> codec_host::Result<Encoded>;
     /// Decodes `bytes`, which must hold exactly `out.len()` values of type `T`.
     fn decompress<T: Value>(&self, bytes: &[u8], out: &mut [T]) -> codec_host::Result<()>;
 }
@@ -34,7 +35,7 @@ pub(crate) struct HostCodec {
 }
 
 impl PieceCodec for HostCodec {
-    fn compress<T: Value>(&self, values: &[T], out: &mut Vec<u8>) -> codec_host::Result<Encoded> {
+    fn compress<T: Value>(&self, values: &[T]) -> codec_host::Result<Encoded> {
         let stream = match self.codec.compress(values, Shape::d1(values.len()), self.backend) {
             Ok(stream) => stream,
             // Values zfp cannot code (non-finite, or so large they may decode to infinity)
@@ -45,13 +46,7 @@ impl PieceCodec for HostCodec {
         if !self.keeps_promise(values, &stream)? {
             return Ok(Encoded::Refused);
         }
-        // Into an empty `out` the codec's own buffer moves: no copy into fresh pages.
-        if out.is_empty() {
-            *out = stream;
-        } else {
-            out.extend_from_slice(&stream);
-        }
-        Ok(Encoded::Stream)
+        Ok(Encoded::Stream(stream))
     }
 
     fn decompress<T: Value>(&self, bytes: &[u8], out: &mut [T]) -> codec_host::Result<()> {

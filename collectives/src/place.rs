@@ -81,18 +81,16 @@ impl<T: Value> Place<T> for [T] {
     }
 
     fn compress_each(&self, codec: &HostCodec, plan: &[(Range<usize>, bool)], _: usize, emit: &mut dyn FnMut(usize, codec_host::Result<Coded<'_>>)) {
-        let mut stream = Vec::new();
         for (i, (range, compress)) in plan.iter().enumerate() {
             if !compress {
                 emit(i, Ok(Coded::Skip));
                 continue;
             }
-            stream.clear();
-            let coded = codec.compress(&self[range.clone()], &mut stream).map(|e| match e {
-                Encoded::Stream => Coded::Stream(&stream),
-                Encoded::Refused => Coded::Refused,
-            });
-            emit(i, coded);
+            match codec.compress(&self[range.clone()]) {
+                Ok(Encoded::Stream(stream)) => emit(i, Ok(Coded::Stream(&stream))),
+                Ok(Encoded::Refused) => emit(i, Ok(Coded::Refused)),
+                Err(e) => emit(i, Err(e)),
+            }
         }
     }
 
