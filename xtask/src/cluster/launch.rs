@@ -107,8 +107,9 @@ pub fn mpirun_command(topo: &Topology, files: &LaunchFiles, program: &Path, args
         // MPI's default of one fragment for the whole remainder. With one fragment,
         // the two-way transfers of Allgather, Alltoall and Allreduce settled per run
         // at one of two rates on the shared cores (about 120 or 75 MB/s each way, half
-        // the runs slow); with 128 KiB fragments every run moved at the link's rate
-        // both ways (2026-11-27, docs/cluster.md).
+        // the runs slow); with 128 KiB fragments they kept 0.98 of the link's rate both
+        // ways in the MPI probe of every run since, the 16 MiB Alltoall within 20% of it
+        // (2026-11-27, docs/cluster.md).
         ("btl_tcp_rdma_pipeline_frag_size", &RDMA_FRAG_BYTES.to_string()),
     ] {
         c.args(["--mca", k, v]);
