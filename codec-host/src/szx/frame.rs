@@ -6,7 +6,8 @@
 use std::sync::{Mutex, PoisonError};
 
 use codec_kernels::szx::coding::{is_coded, state, SIZE_ENTRY_BYTES};
-use codec_kernels::szx::decode::{decode_block_padded, GroupOps};
+use codec_kernels::szx::decode::decode_block_padded;
+use codec_kernels::szx::group_ops::GroupOps;
 use codec_kernels::szx::scalar::Bits;
 use codec_kernels::szx::{encode_block, payload_len, plan_block, plan_encode_block, BlockError, BlockPlan, SzxFloat, Tolerance};
 
@@ -124,17 +125,17 @@ multiversion! {
     /// The fused pass of [`write_frame_fused`]: states at the start of `out`, size
     /// entries after them, payloads from `body_at` on; returns the coded blocks and the
     /// payload bytes, or `None` when the room left is short.
-    fn fuse_frame(xs: &[T], block: usize, tol: &Tolerance<T>, out: &mut [u8], body_at: usize) -> Result<Option<(usize, usize)>> = fuse_frame_body;
+    fn fuse_frame(xs: &[T], block: usize, tol: &Tolerance<T>, out: &mut [u8], body_at: usize) -> Result<Option<(usize, usize)>> = fuse_frame_body, with ops;
 }
 
 #[inline(always)]
-fn fuse_frame_body<T: Element>(xs: &[T], block: usize, tol: &Tolerance<T>, out: &mut [u8], body_at: usize) -> Result<Option<(usize, usize)>> {
+fn fuse_frame_body<T: Element>(xs: &[T], block: usize, tol: &Tolerance<T>, out: &mut [u8], body_at: usize, ops: impl GroupOps) -> Result<Option<(usize, usize)>> {
     let blocks = xs.len().div_ceil(block);
     let (head, body) = out.split_at_mut(body_at);
     let (states, sizes) = head.split_at_mut(blocks);
     let (mut coded, mut pos) = (0usize, 0usize);
     for (x, s) in xs.chunks(block).zip(states.iter_mut()) {
-        let Some(plan) = plan_encode_block(x, tol, body.get_mut(pos..).unwrap_or_default()) else { return Ok(None) };
+        let Some(plan) = plan_encode_block(x, tol, body.get_mut(pos..).unwrap_or_default(), ops) else { return Ok(None) };
         let size = plan.size as usize;
         *s = plan.state;
         if plan.is_coded() {

@@ -6,12 +6,12 @@
 //! (integer and IEEE operations only, no contraction into FMA).
 
 use codec_kernels::szx::coding::GROUP;
-use codec_kernels::szx::decode::{Counts, GroupOps};
+use codec_kernels::szx::group_ops::{Counts, GroupOps};
 
 /// Defines `fn $name<T: Element>(args) -> ret` running `$body` (an `#[inline(always)]`
 /// function with the same signature) in its AVX-512 or AVX2 copy when the CPU has those
 /// features, else in the baseline one (`fn $name<T: Bound>(args)` for another bound).
-/// With `= $body, with ops`, `$body` takes one argument more, the decoder's
+/// With `= $body, with ops`, `$body` takes one argument more, the coders'
 /// [`GroupOps`]: [`VbmiOps`] in the AVX-512 copy, [`Avx2Ops`] in the AVX2 one, else the
 /// portable ones. Each copy needs a type of its own: the decoder's per-group closure is
 /// too large to inline where two copies call the same instance, and an instance shared
@@ -28,7 +28,7 @@ macro_rules! multiversion {
     ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty = $body:path, with ops;) => {
         multiversion! {
             @copies $(#[$doc])* fn $name<T: crate::Element>($($arg: $ty),*) -> $ret = $body;
-            [codec_kernels::szx::decode::ScalarOps]
+            [codec_kernels::szx::group_ops::ScalarOps]
             [$crate::szx::isa::Avx2Ops::new()]
             [$crate::szx::isa::VbmiOps::new()]
         }
@@ -80,8 +80,9 @@ pub(crate) fn has_avx512() -> bool {
 }
 
 /// [`GroupOps`] in AVX2: a pick is, per 32 values, four in-lane byte shuffles
-/// (`vpshufb`), one per 16-byte quarter of the group, merged; the unpack and the running
-/// counts are the portable code compiled for AVX2. As with [`VbmiOps`], a value exists
+/// (`vpshufb`), one per 16-byte quarter of the group, merged; a compaction is one
+/// shuffle per eight bytes ([`compact_by_shuffles`]); the unpack and the running counts
+/// are the portable code compiled for AVX2. As with [`VbmiOps`], a value exists
 /// only where the CPU has the instructions.
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy, Debug)]
@@ -128,8 +129,64 @@ impl GroupOps for Avx2Ops {
 
     #[inline(always)]
     fn unpack(self, src: &[u8; GROUP], r: u32) -> [u8; GROUP] {
-        codec_kernels::szx::decode::ScalarOps.unpack(src, r)
+        codec_kernels::szx::group_ops::ScalarOps.unpack(src, r)
     }
+
+    #[inline(always)]
+    fn compact(self, src: &[u8; GROUP], keep: u64) -> [u8; GROUP] {
+        // SAFETY: `self` exists, so the CPU has AVX2, hence SSSE3.
+        unsafe { compact_by_shuffles(src, keep) }
+    }
+}
+
+/// Per mask of eight bits, the byte shuffle that moves the bytes whose bit is set to the
+/// front, in order, and zeros the others (index 0x80).
+#[cfg(target_arch = "x86_64")]
+const COMPACT: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut m = 0;
+    while m < 256 {
+        let (mut shuffle, mut at, mut i) = (u64::MAX, 0, 0);
+        while i < 8 {
+            if m >> i & 1 == 1 {
+                shuffle = shuffle & !(0xff << (8 * at)) | (i as u64) << (8 * at);
+                at += 1;
+            }
+            i += 1;
+        }
+        t[m] = shuffle;
+        m += 1;
+    }
+    t
+};
+
+/// [`GroupOps::compact`] by one byte shuffle per eight bytes, from a table of 256; each
+/// piece is stored where the one before ends (its spare bytes zeros, which the next
+/// piece overwrites), so only a population count links them (the portable loop
+/// links every byte to the one before: 2026-11-27, an AVX2 EPYC compressing smooth3d
+/// and rtm at 1e-3 in a loop, this made the compressor 10 to 40% faster).
+///
+/// # Safety
+/// The CPU must have SSSE3.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn compact_by_shuffles(src: &[u8; GROUP], keep: u64) -> [u8; GROUP] {
+    use std::arch::x86_64::*;
+    // Room for the last piece's spare bytes.
+    let mut out = [0u8; GROUP + 8];
+    let mut at = 0;
+    for j in 0..GROUP / 8 {
+        let m = (keep >> (8 * j)) as u8;
+        // SAFETY: the load reads bytes 8j to 8j + 7 of `src`; `at` is at most 8j, so the
+        // store writes within `out`.
+        unsafe {
+            let bytes = _mm_loadl_epi64(src.as_ptr().add(8 * j).cast::<__m128i>());
+            let shuffle = _mm_cvtsi64_si128(COMPACT[m as usize] as i64);
+            _mm_storel_epi64(out.as_mut_ptr().add(at).cast::<__m128i>(), _mm_shuffle_epi8(bytes, shuffle));
+        }
+        at += m.count_ones() as usize;
+    }
+    std::array::from_fn(|i| out[i])
 }
 
 /// [`GroupOps`] in AVX-512 VBMI: a pick is one two-table byte permute (`vpermi2b`),
@@ -226,12 +283,18 @@ impl GroupOps for VbmiOps {
         }
         out
     }
+
+    #[inline(always)]
+    fn compact(self, src: &[u8; GROUP], keep: u64) -> [u8; GROUP] {
+        // SAFETY: `self` exists, so the CPU has AVX-512, hence SSSE3.
+        unsafe { compact_by_shuffles(src, keep) }
+    }
 }
 
 #[cfg(all(test, target_arch = "x86_64"))]
 mod tests {
     use super::*;
-    use codec_kernels::szx::decode::ScalarOps;
+    use codec_kernels::szx::group_ops::ScalarOps;
 
     /// A fixed xorshift64 stream: the tests' random inputs, the same on every run.
     fn xorshift() -> impl FnMut() -> u64 {
@@ -251,8 +314,8 @@ mod tests {
     }
 
     /// The vector group steps (AVX2's and AVX-512 VBMI's, where the CPU has them) give the
-    /// portable ones' bytes, on random windows, previous bytes, running counts (0 to 64)
-    /// and field widths (0 to 7).
+    /// portable ones' bytes, on random windows, previous bytes, running counts (0 to 64),
+    /// field widths (0 to 7) and masks of bytes kept (all, none, sparse and dense).
     #[test]
     fn vector_ops_equal_the_portable_ones() {
         let (avx2, vbmi) = vector_ops();
@@ -292,27 +355,34 @@ mod tests {
             for r in 0..8 {
                 assert_eq!(vector.unpack(&src, r), ScalarOps.unpack(&src, r), "round {round}, r {r}");
             }
+            let keep = match round % 4 {
+                0 => u64::MAX,
+                1 => 0,
+                2 => next() & next(),
+                _ => next() | next(),
+            };
+            assert_eq!(vector.compact(&src, keep), ScalarOps.compact(&src, keep), "round {round}, keep {keep:#x}");
         }
     }
 
-    /// Whole blocks decoded with the vector steps (each set the CPU has), read with
-    /// garbage after the payload, give the portable decoder's values and verdicts on the
-    /// payload alone: random blocks of every coding and length, clean and with flipped
-    /// bits.
+    /// Whole blocks planned and written with the vector steps (each set the CPU has)
+    /// give the portable encoder's plan and bytes; decoded with them, read with garbage
+    /// after the payload, the portable decoder's values and verdicts on the payload
+    /// alone: random blocks of every coding and length, clean and with flipped bits.
     #[test]
-    fn vector_blocks_decode_as_the_portable_decoder() {
+    fn vector_blocks_code_as_the_portable_coders() {
         let (avx2, vbmi) = vector_ops();
         if let Some(ops) = avx2 {
-            blocks_decode_as_the_portable_decoder(ops);
+            blocks_code_as_the_portable_coders(ops);
         }
         if let Some(ops) = vbmi {
-            blocks_decode_as_the_portable_decoder(ops);
+            blocks_code_as_the_portable_coders(ops);
         }
     }
 
-    fn blocks_decode_as_the_portable_decoder(vector: impl GroupOps + std::fmt::Debug) {
+    fn blocks_code_as_the_portable_coders(vector: impl GroupOps + std::fmt::Debug) {
         use codec_kernels::szx::decode::{decode_block, decode_block_padded};
-        use codec_kernels::szx::{encode_block, plan_block, Tolerance};
+        use codec_kernels::szx::{encode_block, max_payload_len, plan_block, plan_encode_block, Tolerance};
         let mut next = xorshift();
         let mut fixed_point = 0;
         for round in 0..3000 {
@@ -330,6 +400,9 @@ mod tests {
             let plan = plan_block(&x, &Tolerance::new(e));
             let mut payload = vec![0u8; plan.size as usize];
             assert!(encode_block(&x, &plan, &mut payload));
+            let mut fused = vec![0u8; max_payload_len::<f32>(n)];
+            assert_eq!(plan_encode_block(&x, &Tolerance::new(e), &mut fused, vector), Some(plan), "{vector:?}, round {round}");
+            assert_eq!(fused[..payload.len()], payload[..], "{vector:?}, round {round}");
             fixed_point += (plan.state & 0xc0 == 0xc0) as usize;
             if round % 4 == 1 && !payload.is_empty() {
                 let at = next() as usize % payload.len();

@@ -6,6 +6,7 @@
 //! a block is decoded exactly when [`check_block`] accepts it.
 
 use super::coding::{codes_len, mode, BlockKind, Coding, GROUP};
+use super::group_ops::{Counts, GroupOps, ScalarOps};
 use super::scalar::{Bits, SzxFloat};
 
 /// Why a block cannot be decoded.
@@ -35,62 +36,6 @@ pub fn payload_len<T: SzxFloat>(state: u8, n: usize, coded_size: usize) -> Resul
 #[inline(always)]
 pub fn decode_block<T: SzxFloat>(state: u8, payload: &[u8], out: &mut [T]) -> Result<(), BlockError> {
     decode_block_with(state, payload, out, ScalarOps)
-}
-
-/// Running counts over a group: byte `i % 8` of word `i / 8` (little-endian) is value
-/// `i`'s count, at most [`GROUP`].
-pub type Counts = [u64; GROUP / 8];
-
-/// The byte steps of the decoder over a group whose values keep one whole byte (the
-/// fixed-point blocks of every field measured): the same results whichever runs them,
-/// in one or two vector instructions on a processor that has byte permutes.
-pub trait GroupOps: Copy {
-    /// For each value of a group, how many of the codes `lead` (0 to 3) up to and
-    /// including its own equal `code` (4 counts none).
-    #[inline(always)]
-    fn running_count(self, lead: &[u8; GROUP], code: u8) -> Counts {
-        running_count(lead, code)
-    }
-    /// For every value `i`: `src[k - 1]`, or `prev` where `k = 0`, `k` being value
-    /// `i`'s entry of `counts` (the last stored byte or residual up to it).
-    fn pick(self, src: &[u8; GROUP], prev: u8, counts: &Counts) -> [u8; GROUP];
-    /// The [`GROUP`] fields of `r` bits (0 to 7; none: all zero) packed least
-    /// significant first in `src`.
-    fn unpack(self, src: &[u8; GROUP], r: u32) -> [u8; GROUP];
-}
-
-/// [`GroupOps`] in portable code (any processor, the GPU included).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ScalarOps;
-
-impl GroupOps for ScalarOps {
-    #[inline(always)]
-    fn pick(self, src: &[u8; GROUP], prev: u8, counts: &Counts) -> [u8; GROUP] {
-        // A table of `prev` then `src`, looked up at the counts (masked: no check).
-        let mut table = [prev; 2 * GROUP];
-        table[1..=GROUP].copy_from_slice(src);
-        core::array::from_fn(|i| table[count_at(counts, i) & (2 * GROUP - 1)])
-    }
-
-    #[inline(always)]
-    fn unpack(self, src: &[u8; GROUP], r: u32) -> [u8; GROUP] {
-        let mask = (1u64 << r) - 1;
-        let mut out = [0u8; GROUP];
-        // Eight fields take `r` whole bytes: the words at fixed positions (vector code).
-        for (j, o) in out.chunks_exact_mut(8).enumerate() {
-            let acc = load_le_u64(src, j * r as usize);
-            for (i, o) in o.iter_mut().enumerate() {
-                *o = ((acc >> (r * i as u32)) & mask) as u8;
-            }
-        }
-        out
-    }
-}
-
-/// Value `i`'s entry of `counts`.
-#[inline(always)]
-fn count_at(counts: &Counts, i: usize) -> usize {
-    (counts[(i / 8) % (GROUP / 8)] >> (8 * (i % 8))) as u8 as usize
 }
 
 /// [`decode_block`] with the group steps of `ops` (the same values whichever).
@@ -354,30 +299,6 @@ fn field(src: &[u8; GROUP], i: usize, r: u32) -> u8 {
     let at = (bit / 8) % (GROUP - 1);
     let pair = u16::from_le_bytes([src[at], src[at + 1]]);
     ((pair >> (bit % 8)) & ((1u16 << r) - 1)) as u8
-}
-
-/// For each value of a group, how many of the codes up to and including its own equal
-/// `code` (codes are 0 to 3; `code` 4 counts none): eight codes at a time, a byte each,
-/// summed within a word by one multiplication.
-#[inline(always)]
-fn running_count(lead: &[u8; GROUP], code: u8) -> Counts {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    // Per word of eight codes, the counts within it (independent of the other words)...
-    let mut sums: Counts = core::array::from_fn(|w| {
-        let l = &lead[8 * w..8 * w + 8];
-        let x = u64::from_le_bytes([l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7]]) ^ (code as u64 * ONES);
-        // A byte of 1 where the code equals `code` (`x` is then 0; its bytes are below 8).
-        let hits = ((x | x >> 1 | x >> 2) & ONES) ^ ONES;
-        hits.wrapping_mul(ONES)
-    });
-    // ...plus those of the words before it (a chain of additions only).
-    let mut before = 0u64;
-    for s in &mut sums {
-        let own = *s >> 56;
-        *s += before * ONES;
-        before += own;
-    }
-    sums
 }
 
 /// The [`GROUP`] bytes of `b` from `at`: in place, or copied into `spare` with zeros

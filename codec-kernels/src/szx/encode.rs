@@ -1,6 +1,7 @@
 //! Phase 3 of the encoder: one block's payload, written into its own byte range.
 
 use super::coding::{codes_len, mode, BlockKind, Coding, Group, ERR_LANES, GROUP};
+use super::group_ops::{GroupOps, ScalarOps};
 use super::plan::BlockPlan;
 use super::scalar::{exponent_of, Bits, SzxFloat};
 
@@ -34,9 +35,9 @@ pub fn encode_block<T: SzxFloat>(x: &[T], plan: &BlockPlan<T>, out: &mut [u8]) -
             }
             let Some(c) = Coding::from_kind(kind, plan.value, delta_exp) else { return false };
             let written = match c.mode {
-                mode::OFFSET => encode_coded::<T, { mode::OFFSET }>(x, &c, out, false),
-                mode::QUANT => encode_coded::<T, { mode::QUANT }>(x, &c, out, false),
-                _ => encode_coded::<T, { mode::DIRECT }>(x, &c.flushing(plan.value), out, false),
+                mode::OFFSET => encode_coded::<T, _, { mode::OFFSET }>(x, &c, out, false, ScalarOps),
+                mode::QUANT => encode_coded::<T, _, { mode::QUANT }>(x, &c, out, false, ScalarOps),
+                _ => encode_coded::<T, _, { mode::DIRECT }>(x, &c.flushing(plan.value), out, false, ScalarOps),
             };
             written.is_some_and(|(len, _)| len == out.len())
         }
@@ -55,11 +56,12 @@ pub const fn max_payload_len<T: SzxFloat>(n: usize) -> usize {
     T::BYTES * (n + 1) + codes_len(n)
 }
 
-/// Writes the payload of `x` under coding `c` (`M == c.mode`) at the start of `out`;
-/// returns its length and, if `errors`, the largest rounded reconstruction error of
-/// offset coding (else zero), or `None` if `out` is too short.
+/// Writes the payload of `x` under coding `c` (`M == c.mode`) at the start of `out`,
+/// with the group steps of `ops` (the same bytes whichever); returns its length and, if
+/// `errors`, the largest rounded reconstruction error of offset coding (else zero), or
+/// `None` if `out` is too short.
 #[inline(always)]
-pub(crate) fn encode_coded<T: SzxFloat, const M: u8>(x: &[T], c: &Coding<T>, out: &mut [u8], errors: bool) -> Option<(usize, T)> {
+pub(crate) fn encode_coded<T: SzxFloat, G: GroupOps, const M: u8>(x: &[T], c: &Coding<T>, out: &mut [u8], errors: bool, ops: G) -> Option<(usize, T)> {
     let head = c.head_len(x.len());
     if out.len() < head {
         return None;
@@ -76,8 +78,8 @@ pub(crate) fn encode_coded<T: SzxFloat, const M: u8>(x: &[T], c: &Coding<T>, out
             c.fold_offset_errors(xs, &g, &mut worst);
         }
         pack_codes(&g.lead, codes);
-        let mid = stage_mid::<T>(c, &g, &mut stage);
-        let resi = pack_residuals(c, &g, &mut stage[mid..]);
+        let mid = stage_mid(c, &g, &mut stage, ops);
+        let resi = pack_residuals(c, &g, &mut stage[mid..], ops);
         body.get_mut(pos..pos + mid + resi)?.copy_from_slice(&stage[..mid + resi]);
         pos += mid + resi;
     }
@@ -86,14 +88,21 @@ pub(crate) fn encode_coded<T: SzxFloat, const M: u8>(x: &[T], c: &Coding<T>, out
 
 /// The mid bytes of a group, assembled in `stage`; returns their length. Of a value's
 /// `q` whole bytes, read as an integer `u` (its top byte is the pattern's first), the
-/// low `q - min(lead, q)` bytes are stored, least significant first: one whole-word
-/// store per value, whose spare bytes the next value overwrites, and no shift by `lead`.
-/// The words and lengths are computed first over the whole group (vector code); the
-/// stores follow.
+/// low `q - min(lead, q)` bytes are stored, least significant first. With one whole
+/// byte (`q = 1`, the fixed-point blocks of every field measured) those of the values
+/// with code 0 are compacted by `ops`. Otherwise one whole-word store per value, whose
+/// spare bytes the next value overwrites, and no shift by `lead`; the words and lengths
+/// are computed first over the whole group (vector code), the stores follow.
 #[inline(always)]
-fn stage_mid<T: SzxFloat>(c: &Coding<T>, g: &Group<T>, stage: &mut [u8; STAGE]) -> usize {
+fn stage_mid<T: SzxFloat, G: GroupOps>(c: &Coding<T>, g: &Group<T>, stage: &mut [u8; STAGE], ops: G) -> usize {
     let shift = T::Bits::BITS - 8 * c.req_bytes;
     let q = c.req_bytes as u8;
+    if q == 1 {
+        let bytes = core::array::from_fn(|i| (g.t[i] >> shift).low_u32() as u8);
+        let keep = kept(g, |lead| lead == 0);
+        stage[..GROUP].copy_from_slice(&ops.compact(&bytes, keep));
+        return keep.count_ones() as usize;
+    }
     let mut u = [T::Bits::ZERO; GROUP];
     let mut len = [0u8; GROUP];
     for i in 0..GROUP {
@@ -110,6 +119,20 @@ fn stage_mid<T: SzxFloat>(c: &Coding<T>, g: &Group<T>, stage: &mut [u8; STAGE]) 
     at
 }
 
+/// The mask of the values of group `g` whose code passes `f` (none past its length,
+/// whose patterns are left from the group before).
+#[inline(always)]
+fn kept<T: SzxFloat>(g: &Group<T>, f: impl Fn(u8) -> bool) -> u64 {
+    let mut mask = 0u64;
+    for (i, &lead) in g.lead.iter().enumerate() {
+        mask |= (f(lead) as u64) << i;
+    }
+    if g.len < GROUP {
+        mask &= (1u64 << g.len) - 1;
+    }
+    mask
+}
+
 /// Four 2-bit codes per byte, the first value in the low bits.
 #[inline(always)]
 fn pack_codes(lead: &[u8; GROUP], out: &mut [u8]) {
@@ -123,37 +146,29 @@ fn pack_codes(lead: &[u8; GROUP], out: &mut [u8]) {
 
 /// The residual bits of a group's values that store them (every code but the repeat
 /// code), packed least significant first into `stage` and padded to a byte; returns
-/// their length. The residuals and their widths (0 for a repeat) are computed first
-/// over the whole group (vector code); then eight at a time go into a word, whose whole
-/// bytes are stored and whose leftover bits carry into the next eight.
+/// their length. The residuals are compacted by `ops` where some value repeats; then
+/// each eight take `r` whole bytes, a word stored at a fixed place (the spare bytes of
+/// each store are zeros, which the next overwrites).
 #[inline(always)]
-fn pack_residuals<T: SzxFloat>(c: &Coding<T>, g: &Group<T>, stage: &mut [u8]) -> usize {
+fn pack_residuals<T: SzxFloat, G: GroupOps>(c: &Coding<T>, g: &Group<T>, stage: &mut [u8], ops: G) -> usize {
     let r = c.resi_bits;
     if r == 0 {
         return 0;
     }
     let q = c.req_bytes as u8;
-    let mut res = [0u64; GROUP];
-    let mut width = [0u8; GROUP];
-    for i in 0..GROUP {
-        let keep = g.lead[i] <= q;
-        res[i] = if keep { c.residual(g.t[i]) as u64 } else { 0 };
-        width[i] = if keep { r as u8 } else { 0 };
-    }
-    let (mut acc, mut bits, mut at) = (0u64, 0u32, 0usize);
-    for (res, width) in res[..g.len].chunks(8).zip(width.chunks(8)) {
-        for (&v, &w) in res.iter().zip(width) {
-            acc |= v << bits;
-            bits += w as u32;
+    let res = core::array::from_fn(|i| c.residual(g.t[i]) as u8);
+    let keep = kept(g, |lead| lead <= q);
+    let res = if keep == u64::MAX { res } else { ops.compact(&res, keep) };
+    for j in 0..GROUP / 8 {
+        let mut word = 0u64;
+        for i in 0..8 {
+            word |= (res[8 * j + i] as u64) << (r * i as u32);
         }
-        // At most 7 carried + 8 * 7 new bits: the word holds them.
+        let at = j * r as usize;
+        // At most 7 * 7 + 8 bytes, within the room the caller leaves.
         if let Some(dst) = stage.get_mut(at..at + 8) {
-            dst.copy_from_slice(&acc.to_le_bytes());
+            dst.copy_from_slice(&word.to_le_bytes());
         }
-        let whole = bits / 8;
-        at += whole as usize;
-        acc >>= 8 * whole;
-        bits -= 8 * whole;
     }
-    at + (bits > 0) as usize
+    (keep.count_ones() * r).div_ceil(8) as usize
 }

@@ -21,6 +21,7 @@
 pub mod coding;
 pub mod decode;
 pub mod encode;
+pub mod group_ops;
 pub mod plan;
 pub mod reduce;
 pub mod scalar;

@@ -25,6 +25,7 @@
 
 use super::coding::{max_quant_bits, mode, Coding, Group, ERR_LANES, GROUP, MIN_QUANT_BITS, SIZE_ENTRY_BYTES};
 use super::encode::{encode_block, encode_coded, max_payload_len};
+use super::group_ops::GroupOps;
 use super::scalar::{exponent_of, next_toward, pow2, round_to_uint, Bits, SzxFloat};
 use super::stats::{block_stats, BlockStats};
 use super::tolerance::Tolerance;
@@ -61,17 +62,17 @@ pub fn plan_block<T: SzxFloat>(x: &[T], tol: &Tolerance<T>) -> BlockPlan<T> {
 }
 
 /// Phases 1 and 3 at once, for a processor that runs the blocks in order: plans block
-/// `x` and writes its payload at the start of `out`, which needs room for
-/// [`max_payload_len`] bytes (else `None`, nothing planned). Each coding the decision
+/// `x` and writes its payload at the start of `out` with the group steps of `ops`; `out`
+/// needs room for [`max_payload_len`] bytes (else `None`, nothing planned). Each coding the decision
 /// weighs is written rather than only measured, so the one chosen is already in place
 /// (the last one written is always the one chosen); the plan and bytes are those of
 /// [`plan_block`] and [`encode_block`].
 #[inline(always)]
-pub fn plan_encode_block<T: SzxFloat>(x: &[T], tol: &Tolerance<T>, out: &mut [u8]) -> Option<BlockPlan<T>> {
+pub fn plan_encode_block<T: SzxFloat, G: GroupOps>(x: &[T], tol: &Tolerance<T>, out: &mut [u8], ops: G) -> Option<BlockPlan<T>> {
     if out.len() < max_payload_len::<T>(x.len()) {
         return None;
     }
-    let plan = plan_with(x, tol, &mut WriteInto(&mut *out));
+    let plan = plan_with(x, tol, &mut WriteInto(&mut *out, ops));
     let payload = &mut out[..plan.size as usize];
     (plan.is_coded() || encode_block(x, &plan, payload)).then_some(plan)
 }
@@ -92,15 +93,15 @@ impl<T: SzxFloat> Evaluate<T> for Measure {
     }
 }
 
-/// Writes the payload into the buffer while measuring.
-struct WriteInto<'a>(&'a mut [u8]);
+/// Writes the payload into the buffer while measuring, with these group steps.
+struct WriteInto<'a, G>(&'a mut [u8], G);
 
-impl<T: SzxFloat> Evaluate<T> for WriteInto<'_> {
+impl<T: SzxFloat, G: GroupOps> Evaluate<T> for WriteInto<'_, G> {
     #[inline(always)]
     fn eval<const M: u8>(&mut self, x: &[T], c: &Coding<T>) -> (usize, T) {
         // The caller made room for any coded payload; were there none, the length given
         // makes the block raw, which is then written over it.
-        encode_coded::<T, M>(x, c, self.0, M == mode::OFFSET).unwrap_or((usize::MAX / 2, T::ZERO))
+        encode_coded::<T, G, M>(x, c, self.0, M == mode::OFFSET, self.1).unwrap_or((usize::MAX / 2, T::ZERO))
     }
 }
 
@@ -238,6 +239,7 @@ fn measure<T: SzxFloat, const M: u8>(x: &[T], c: &Coding<T>) -> (usize, T) {
 #[cfg(test)]
 mod tests {
     use super::super::coding::{state, BlockKind};
+    use super::super::group_ops::ScalarOps;
     use super::*;
 
     fn plan<T: SzxFloat>(x: &[T], e: T) -> BlockPlan<T> {
@@ -331,9 +333,9 @@ mod tests {
             let mut two = [0u8; 600];
             assert!(encode_block(x, &plan, &mut two[..plan.size as usize]));
             let mut one = [0xa5u8; 600];
-            assert_eq!(plan_encode_block(x, &tol, &mut one), Some(plan), "case {case}");
+            assert_eq!(plan_encode_block(x, &tol, &mut one, ScalarOps), Some(plan), "case {case}");
             assert_eq!(one[..plan.size as usize], two[..plan.size as usize], "case {case}");
-            assert_eq!(plan_encode_block(x, &tol, &mut one[..max_payload_len::<f32>(n) - 1]), None);
+            assert_eq!(plan_encode_block(x, &tol, &mut one[..max_payload_len::<f32>(n) - 1], ScalarOps), None);
             kinds[match BlockKind::parse::<f32>(plan.state).unwrap() {
                 BlockKind::Zero => 0,
                 BlockKind::Const => 1,
