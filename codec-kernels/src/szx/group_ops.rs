@@ -59,8 +59,9 @@ impl GroupOps for ScalarOps {
         let mut out = [0u8; GROUP];
         // Eight fields take `r` whole bytes: the words at fixed positions (vector code).
         for (j, o) in out.chunks_exact_mut(8).enumerate() {
-            // Bytes `j * r` to `j * r + 7` (at most 56): within the group.
-            let acc = u64::from_le_bytes(core::array::from_fn(|b| src[(j * r as usize + b) % GROUP]));
+            // Bytes `j * r` to `j * r + 7` (at most 56): always within the group.
+            let at = j * r as usize;
+            let acc = src.get(at..at + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()).map_or(0, u64::from_le_bytes);
             for (i, o) in o.iter_mut().enumerate() {
                 *o = ((acc >> (r * i as u32)) & mask) as u8;
             }
