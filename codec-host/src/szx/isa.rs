@@ -164,7 +164,7 @@ const COMPACT: [u64; 256] = {
 /// piece is stored where the one before ends (its spare bytes zeros, which the next
 /// piece overwrites), so only a population count links them (the portable loop
 /// links every byte to the one before: 2026-11-27, an AVX2 EPYC compressing smooth3d
-/// and rtm at 1e-3 in a loop, this made the compressor 10 to 40% faster).
+/// and rtm at 1e-3 in a loop, this made the compressor 7 to 45% faster).
 ///
 /// # Safety
 /// The CPU must have SSSE3.
