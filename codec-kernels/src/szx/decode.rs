@@ -332,7 +332,7 @@ fn get_mid<T: SzxFloat>(payload: &[u8], pos: usize) -> T::Bits {
 
 /// The eight bytes at `at` as a little-endian word, zero past the end of `b`.
 #[inline(always)]
-fn load_le_u64(b: &[u8], at: usize) -> u64 {
+pub(super) fn load_le_u64(b: &[u8], at: usize) -> u64 {
     match b.get(at..at + 8) {
         Some(w) => u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]),
         None => tail_word::<u64>(b, at, 8),

@@ -2,6 +2,7 @@
 //! portable code ([`ScalarOps`]); a CPU build supplies vector versions of its own.
 
 use super::coding::GROUP;
+use super::decode::load_le_u64;
 
 /// Running counts over a group: byte `i % 8` of word `i / 8` (little-endian) is value
 /// `i`'s count, at most [`GROUP`].
@@ -59,9 +60,7 @@ impl GroupOps for ScalarOps {
         let mut out = [0u8; GROUP];
         // Eight fields take `r` whole bytes: the words at fixed positions (vector code).
         for (j, o) in out.chunks_exact_mut(8).enumerate() {
-            // Bytes `j * r` to `j * r + 7` (at most 56): always within the group.
-            let at = j * r as usize;
-            let acc = src.get(at..at + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()).map_or(0, u64::from_le_bytes);
+            let acc = load_le_u64(src, j * r as usize);
             for (i, o) in o.iter_mut().enumerate() {
                 *o = ((acc >> (r * i as u32)) & mask) as u8;
             }
