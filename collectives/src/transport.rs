@@ -191,10 +191,15 @@ fn null_request() -> ffi::MPI_Request {
     unsafe { ffi::RSMPI_REQUEST_NULL }
 }
 
+/// A frame several sends (or a send and this rank's own decoding) share: the bytes as
+/// they were received or encoded, moved in without a copy (an `Rc<[u8]>` made from a
+/// `Vec` copies it, into memory freshly faulted in for every forwarded chunk).
+pub(crate) type SharedFrame = Rc<Vec<u8>>;
+
 /// The buffer of a request: owned, or shared between several sends of the same bytes.
 pub(crate) enum Buf {
     Owned(Vec<u8>),
-    Shared(Rc<[u8]>),
+    Shared(SharedFrame),
 }
 
 impl Buf {
@@ -212,8 +217,8 @@ impl From<Vec<u8>> for Buf {
     }
 }
 
-impl From<Rc<[u8]>> for Buf {
-    fn from(r: Rc<[u8]>) -> Self {
+impl From<SharedFrame> for Buf {
+    fn from(r: SharedFrame) -> Self {
         Buf::Shared(r)
     }
 }

@@ -15,13 +15,11 @@
 //! Each rank reduces a given block at most once, so that is at most the number of ranks
 //! that coded anything again; the call counts them (one word gathered at the end).
 
-use std::rc::Rc;
-
 use crate::blocks::Blocks;
 use crate::call::{pieces, Call};
 use crate::frame::HEADER_LEN;
 use crate::place::Place;
-use crate::transport::{test_all, wait_all, Pending, TAG_GATHER_RING, TAG_RING};
+use crate::transport::{test_all, wait_all, Pending, SharedFrame, TAG_GATHER_RING, TAG_RING};
 use crate::{ReduceOp, Value};
 
 /// Allreduce over `blocks` of `input`, or of `work` where that is None (in place, and
@@ -45,7 +43,7 @@ fn piece_ranges<T: Value>(call: &Call, blocks: &Blocks, b: usize) -> Vec<core::o
 
 /// The ring reduce-scatter on compressed pieces. Returns whether this rank coded any
 /// value again, and the frames of block `rank`, reduced over all ranks.
-fn reduce_scatter<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &W, blocks: &Blocks, op: ReduceOp) -> (bool, Vec<Rc<[u8]>>) {
+fn reduce_scatter<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &W, blocks: &Blocks, op: ReduceOp) -> (bool, Vec<SharedFrame>) {
     let (p, r) = (call.comm.size, call.comm.rank);
     let (next, prev) = (call.comm.peer(1), call.comm.peer(-1));
     let mut sends: Vec<Pending> = Vec::new();
@@ -69,7 +67,7 @@ fn reduce_scatter<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &W, blo
             let want = call.expect::<T>(Some(j), Some(ranges.len()), ranges[j].len());
             let (frame, again) = call.reduce_frames::<T>(prev, &mine, &bytes, &want, op);
             recoded |= again;
-            let frame: Rc<[u8]> = frame.into();
+            let frame: SharedFrame = frame.into();
             if s + 2 < p {
                 sends.push(call.isend::<T>(next, TAG_RING, frame.clone(), ranges[j].len()));
             }
@@ -85,7 +83,7 @@ fn reduce_scatter<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &W, blo
 /// forwarded as soon as it arrives and then decoded into `work` while the next ones are
 /// in flight; this rank's own block is decoded too, so that every rank ends with the
 /// same values.
-fn allgather<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &mut W, blocks: &Blocks, own: Vec<Rc<[u8]>>) {
+fn allgather<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &mut W, blocks: &Blocks, own: Vec<SharedFrame>) {
     let (p, r) = (call.comm.size, call.comm.rank);
     let (next, prev) = (call.comm.peer(1), call.comm.peer(-1));
     let mut sends: Vec<Pending> = Vec::new();
@@ -102,7 +100,7 @@ fn allgather<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &mut W, bloc
         let ranges = piece_ranges::<T>(call, blocks, block);
         let mut recvs: Vec<Pending> = ranges.iter().map(|x| call.comm.irecv(prev, TAG_GATHER_RING, HEADER_LEN + x.len() * T::SIZE)).collect();
         for (j, (rx, range)) in recvs.iter_mut().zip(&ranges).enumerate() {
-            let frame: Rc<[u8]> = rx.take_bytes().into();
+            let frame: SharedFrame = rx.take_bytes().into();
             // Block r + 1, the last to arrive, is the one the next rank started from.
             if t + 2 < p {
                 sends.push(call.isend::<T>(next, TAG_GATHER_RING, frame.clone(), range.len()));

@@ -7,13 +7,11 @@
 //! crossed `p - 1` compressions. In allgather step `s`, rank `r` forwards block `r - s`
 //! and receives block `r - s - 1`.
 
-use std::rc::Rc;
-
 use crate::blocks::Blocks;
 use crate::call::{pieces, Call, RingStage};
 use crate::frame::HEADER_LEN;
 use crate::place::Place;
-use crate::transport::{take_arrived, test_all, wait_all, wait_any, Inbox, Pending, TAG_GATHER_RING, TAG_RING};
+use crate::transport::{take_arrived, test_all, wait_all, wait_any, Inbox, Pending, SharedFrame, TAG_GATHER_RING, TAG_RING};
 use crate::{ReduceOp, Value};
 
 /// How a reduce-scatter step moves its block.
@@ -183,7 +181,7 @@ pub(crate) fn allgather<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &
         let want = call.expect::<T>(Some(r), Some(p), blocks.len(r));
         call.decode_at(r, &own, &want, work, blocks.range(r));
     }
-    let mut frames: Vec<Option<Rc<[u8]>>> = vec![None; p];
+    let mut frames: Vec<Option<SharedFrame>> = vec![None; p];
     frames[r] = Some(own.into());
     for s in 0..p - 1 {
         let (send_block, recv_block) = ((r + p - s) % p, (r + p - s - 1) % p);
@@ -219,9 +217,9 @@ fn allgather_pipelined<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &m
     let mut inbox = Inbox::new(call.comm, prev, TAG_GATHER_RING, incoming.iter().map(|x| HEADER_LEN + x.3.len() * T::SIZE).collect());
     let own = chunks(call, r);
     let mut sends: Vec<Pending> = Vec::new();
-    let mut own_frames: Vec<Rc<[u8]>> = Vec::new();
+    let mut own_frames: Vec<SharedFrame> = Vec::new();
     call.frames_each(&*work, &own, |j| j, own.len(), |call, j, frame| {
-        let frame: Rc<[u8]> = frame.into();
+        let frame: SharedFrame = frame.into();
         sends.push(call.isend::<T>(next, TAG_GATHER_RING, frame.clone(), own[j].len()));
         if !keep_own {
             own_frames.push(frame);
@@ -248,7 +246,7 @@ fn allgather_pipelined<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &m
         if *b == next {
             call.decode_at(prev, &bytes, &want, work, range.clone());
         } else {
-            let frame: Rc<[u8]> = bytes.into();
+            let frame: SharedFrame = bytes.into();
             sends.push(call.isend::<T>(next, TAG_GATHER_RING, frame.clone(), range.len()));
             test_all(&mut sends);
             call.decode_at(prev, &frame, &want, work, range.clone());

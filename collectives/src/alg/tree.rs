@@ -10,13 +10,12 @@
 //! compresses again what it sends.
 
 use core::ops::Range;
-use std::rc::Rc;
 
 use crate::blocks::Blocks;
 use crate::call::{pieces, Call};
 use crate::frame::HEADER_LEN;
 use crate::place::Place;
-use crate::transport::{test_all, wait_all, Inbox, Pending, TAG_TREE};
+use crate::transport::{test_all, wait_all, Inbox, Pending, SharedFrame, TAG_TREE};
 use crate::Value;
 
 /// A binomial tree rooted at `root`, seen from one rank.
@@ -125,7 +124,7 @@ pub(crate) fn bcast<T: Value, W: Place<T> + ?Sized>(call: &mut Call, buf: &mut W
     let kids: Vec<usize> = tree.children().iter().map(|c| tree.rank_of(c.start)).collect();
     let mut sends: Vec<Pending> = Vec::new();
     let forward = |call: &mut Call, sends: &mut Vec<Pending>, frame: Vec<u8>, values: usize| {
-        let frame: Rc<[u8]> = frame.into();
+        let frame: SharedFrame = frame.into();
         for &kid in &kids {
             sends.push(call.isend::<T>(kid, TAG_TREE, frame.clone(), values));
         }
