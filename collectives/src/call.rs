@@ -14,6 +14,7 @@ use crate::accuracy;
 use crate::agree::{agree, Signature};
 use crate::codec_port::HostCodec;
 use crate::place::{Coded, Place};
+use crate::spare;
 use crate::frame::{self, codec_fingerprint, Expect, Header, ANNOUNCE, FAILED, FALLBACK, HEADER_LEN, RAW};
 use crate::transport::{Buf, Comm, Pending};
 use crate::{config, watchdog, Algorithm, CodecBackend, CollConfig, CollError, CollOp, CollStats, NodeGroups, ReduceOp, Result, Value};
@@ -333,9 +334,10 @@ impl Call {
             Ok(Coded::Stream(stream)) if stream.len() < raw_len => Some(*stream),
             _ => None,
         };
-        // The frame is allocated at its final size: one sized for the raw values would
-        // be mapped afresh for every large message (glibc maps what it cannot reuse).
-        let mut out = Vec::with_capacity(HEADER_LEN + stream.map_or(raw_len, <[u8]>::len));
+        // A spare buffer, else one of the frame's final size: one sized for the raw
+        // values would be mapped afresh for every large message (glibc maps what it
+        // cannot reuse).
+        let mut out = spare::take(HEADER_LEN + stream.map_or(raw_len, <[u8]>::len));
         out.resize(HEADER_LEN, 0);
         let mut flags = if self.failed() { FAILED } else { 0 };
         if !matches!(coded, Ok(Coded::Skip)) {

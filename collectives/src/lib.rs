@@ -68,6 +68,7 @@ mod frame;
 pub mod model;
 mod ops;
 mod place;
+mod spare;
 mod stats;
 mod transport;
 mod value;

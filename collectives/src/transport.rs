@@ -20,7 +20,7 @@ use mpi::ffi;
 use mpi::raw::AsRaw;
 use mpi::topology::Communicator;
 
-use crate::watchdog;
+use crate::{spare, watchdog};
 
 /// Message tags of the collectives. They stay below 32768, the smallest `MPI_TAG_UB` the
 /// standard allows; user tags of [`crate::CompressedCollectives::c_send`] must be below
@@ -148,7 +148,7 @@ impl Comm {
     pub fn irecv(&self, src: usize, tag: i32, capacity: usize) -> Pending {
         // Not zeroed: a frame is mostly much smaller than the capacity (the raw size of
         // its values), and only what MPI writes is ever read (see `take_bytes`).
-        let mut vec = Vec::<u8>::with_capacity(capacity);
+        let mut vec = spare::take(capacity);
         let mut req = null_request();
         // SAFETY: as for `isend`; the allocation holds `capacity` bytes and is written
         // only by MPI until completion.
@@ -312,13 +312,29 @@ impl Pending {
 
 impl Drop for Pending {
     fn drop(&mut self) {
-        if !self.done() {
+        if self.done() {
+            // A finished send's frame (its last holder), or a receive nobody took.
+            recycle(std::mem::replace(&mut self.buf, Buf::Owned(Vec::new())));
+        } else {
             // Dropped while MPI may still touch the buffer (only on a panic path): let the
             // request finish on its own and leak the buffer rather than free it under MPI.
             // SAFETY: `req` is active; freeing it is allowed, the buffer stays valid. The
             // return code is not checked: this runs while a panic unwinds.
             unsafe { ffi::MPI_Request_free(&mut self.req) };
             std::mem::forget(std::mem::replace(&mut self.buf, Buf::Owned(Vec::new())));
+        }
+    }
+}
+
+/// Hands a message buffer back for reuse ([`spare`]) where this was its last holder:
+/// for received frames, once they are decoded and not forwarded.
+pub(crate) fn recycle(buf: impl Into<Buf>) {
+    match buf.into() {
+        Buf::Owned(v) => spare::give(v),
+        Buf::Shared(r) => {
+            if let Ok(v) = Rc::try_unwrap(r) {
+                spare::give(v);
+            }
         }
     }
 }

@@ -12,7 +12,7 @@ use crate::blocks::Blocks;
 use crate::call::{pieces, Call};
 use crate::place::Place;
 use crate::frame::HEADER_LEN;
-use crate::transport::{take_arrived, test_all, wait_all, wait_any, TAG_ALLTOALL};
+use crate::transport::{recycle, take_arrived, test_all, wait_all, wait_any, TAG_ALLTOALL};
 use crate::Value;
 
 /// Alltoall: block `d` of `send` goes to rank `d`; block `s` of `recv` comes from rank `s`.
@@ -51,6 +51,7 @@ pub(crate) fn alltoall<T: Value, W: Place<T> + ?Sized>(call: &mut Call, send: &W
         let (src, j, n, range) = &incoming[k];
         let want = call.expect::<T>(Some(*j), Some(*n), range.len());
         call.decode_at(*src, &bytes, &want, recv, range.clone());
+        recycle(bytes);
     };
     // Destinations in turn, staggered (rank + 1 first): while the ranks keep pace, each
     // node sends to one peer and receives from another, one flow each way per link.

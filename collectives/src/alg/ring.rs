@@ -11,7 +11,7 @@ use crate::blocks::Blocks;
 use crate::call::{pieces, Call, RingStage};
 use crate::frame::HEADER_LEN;
 use crate::place::Place;
-use crate::transport::{take_arrived, test_all, wait_all, wait_any, Inbox, Pending, SharedFrame, TAG_GATHER_RING, TAG_RING};
+use crate::transport::{recycle, take_arrived, test_all, wait_all, wait_any, Inbox, Pending, SharedFrame, TAG_GATHER_RING, TAG_RING};
 use crate::{ReduceOp, Value};
 
 /// How a reduce-scatter step moves its block.
@@ -103,6 +103,7 @@ fn step<T: Value, W: Place<T> + ?Sized>(
             Some(x) => call.decode_combine(prev, &bytes, &want, into, range, op, x),
             None => call.decode_reduce(prev, &bytes, &want, into, range, op, scratch),
         }
+        recycle(bytes);
     };
 
     // The two blocks are disjoint: arrived chunks are reduced into one while the other
@@ -245,6 +246,7 @@ fn allgather_pipelined<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &m
         // The next rank's own block ends its journey here.
         if *b == next {
             call.decode_at(prev, &bytes, &want, work, range.clone());
+            recycle(bytes);
         } else {
             let frame: SharedFrame = bytes.into();
             sends.push(call.isend::<T>(next, TAG_GATHER_RING, frame.clone(), range.len()));

@@ -15,7 +15,7 @@ use crate::blocks::Blocks;
 use crate::call::{pieces, Call};
 use crate::frame::HEADER_LEN;
 use crate::place::Place;
-use crate::transport::{test_all, wait_all, Inbox, Pending, SharedFrame, TAG_TREE};
+use crate::transport::{recycle, test_all, wait_all, Inbox, Pending, SharedFrame, TAG_TREE};
 use crate::Value;
 
 /// A binomial tree rooted at `root`, seen from one rank.
@@ -143,6 +143,8 @@ pub(crate) fn bcast<T: Value, W: Place<T> + ?Sized>(call: &mut Call, buf: &mut W
                 let frame = forward(call, &mut sends, bytes, range.len());
                 let want = call.expect::<T>(Some(i), Some(np), range.len());
                 call.decode_at(parent, &frame, &want, buf, range.clone());
+                // A leaf's frame ends here; a forwarded one when its last send is done.
+                recycle(frame);
                 test_all(&mut sends);
                 inbox.poll();
             }
@@ -211,6 +213,7 @@ pub(crate) fn scatter<T: Value, W: Place<T> + ?Sized>(call: &mut Call, send: &W,
                     None => {
                         let want = call.expect::<T>(Some(pc.index), Some(pc.pieces), pc.range.len());
                         call.decode_at(parent, &frame, &want, recv, pc.range.clone());
+                        recycle(frame);
                     }
                 }
                 test_all(&mut sends);
@@ -307,6 +310,7 @@ pub(crate) fn gather<T: Value, W: Place<T> + ?Sized>(call: &mut Call, mine: &W, 
                 let block = blocks.range(tree.rank_of(pc.v));
                 let want = call.expect::<T>(Some(pc.index), Some(pc.pieces), pc.range.len());
                 call.decode_at(*src, &frame, &want, out, block.start + pc.range.start..block.start + pc.range.end);
+                recycle(frame);
             }
         }
     }
