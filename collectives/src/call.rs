@@ -16,7 +16,7 @@ use crate::codec_port::HostCodec;
 use crate::place::{Coded, Place};
 use crate::spare;
 use crate::frame::{self, codec_fingerprint, Expect, Header, ANNOUNCE, FAILED, FALLBACK, HEADER_LEN, RAW};
-use crate::transport::{Buf, Comm, Pending};
+use crate::transport::{self, Buf, Comm, Pending};
 use crate::{config, watchdog, Algorithm, CodecBackend, CollConfig, CollError, CollOp, CollStats, NodeGroups, ReduceOp, Result, Value};
 
 /// What a call states about itself before the agreement.
@@ -647,6 +647,7 @@ impl Call {
         let mut tx = self.isend::<T>(dest, tag, frame.0, frame.1);
         let bytes = self.comm.recv(src, tag);
         self.decode_at(src, &bytes, want, work, range);
+        transport::recycle(bytes);
         tx.wait();
     }
 

@@ -121,13 +121,17 @@ impl Comm {
         let mut msg = MaybeUninit::<ffi::MPI_Message>::uninit();
         let mut status = MaybeUninit::<ffi::MPI_Status>::uninit();
         watchdog::waiting(|| format!("a message from rank {src} ({})", step_of(tag)));
-        // SAFETY: Mprobe fills `msg` and `status` when it succeeds; Mrecv writes at most
-        // the probed length, which is a message that exists, not a peer's claim.
+        // SAFETY: Mprobe fills `msg` and `status` when it succeeds; Mrecv writes the
+        // probed length, which is a message that exists, not a peer's claim, into a
+        // buffer of at least that capacity.
         unsafe {
             checked(ffi::MPI_Mprobe(src as c_int, tag, self.raw, msg.as_mut_ptr(), status.as_mut_ptr()), "MPI_Mprobe");
-            let mut buf = vec![0u8; received_len(status.assume_init_ref())];
-            let rc = ffi::MPI_Mrecv(buf.as_mut_ptr().cast(), count(buf.len()), byte_type(), msg.as_mut_ptr(), status.as_mut_ptr());
+            let len = received_len(status.assume_init_ref());
+            let mut buf = spare::take(len);
+            let rc = ffi::MPI_Mrecv(buf.as_mut_ptr().cast(), count(len), byte_type(), msg.as_mut_ptr(), status.as_mut_ptr());
             checked(rc, "MPI_Mrecv");
+            // Mrecv wrote the `len` bytes of the message (a failure aborted above).
+            buf.set_len(len);
             buf
         }
     }
