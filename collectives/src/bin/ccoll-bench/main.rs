@@ -55,11 +55,13 @@ struct Args {
     /// Element type: f32 or f64.
     #[arg(long = "type", default_value = "f32")]
     elem: String,
-    /// Messages and chunks below this many bytes travel uncompressed.
-    #[arg(long, default_value_t = config::DEFAULT_MIN_BYTES_TO_COMPRESS)]
+    /// Messages and chunks below this many bytes travel uncompressed (a size as in
+    /// --sizes: 32K, 1M, ...).
+    #[arg(long, default_value_t = config::DEFAULT_MIN_BYTES_TO_COMPRESS, value_parser = parse_size)]
     min_bytes: usize,
-    /// Pipeline chunk size in bytes (0: chosen from the message size).
-    #[arg(long, default_value_t = 0)]
+    /// Pipeline chunk size in bytes, or with K, M or G as in --sizes (0: chosen from the
+    /// message size).
+    #[arg(long, default_value_t = 0, value_parser = parse_size)]
     chunk: usize,
     /// Node groups of `hier`: ranks per group (0: ranks that share memory).
     #[arg(long, default_value_t = 0)]
