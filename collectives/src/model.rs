@@ -493,9 +493,9 @@ pub struct Ratios {
 /// Allreduce of the demo at 0.61-0.73 of the measurement, at the steps' 0.88-1.05).
 /// C-Coll's Allgather streams chunks without steps: every rank's link carries every
 /// block but the next rank's own, so the rank that sends the most sets the pace, the
-/// heaviest sender again. A Scatter root compresses and sends every other block once, and the
-/// call's mean counts again what inner ranks forward (on rtm at 64 MiB a block 125
-/// against the root's 100): the heaviest sender's, the root. Bcast and Gather: the
+/// heaviest sender again. A Scatter root compresses and sends every other block once,
+/// and the call's mean counts again what inner ranks forward (on rtm at 64 MiB a block
+/// 125 against the root's 100): the heaviest sender's, the root. Bcast and Gather: the
 /// whole call's ratio (every rank forwards the same vector; the root receives every
 /// block).
 pub fn pacing_ratio(op: CollOp, algo: Algorithm, r: Ratios) -> f64 {

@@ -4,8 +4,9 @@
 //! and a fresh receive buffer on the other, a few hundred of them per call. Freed to
 //! glibc, that memory returns to the kernel as soon as the top of the heap holds more
 //! than its trim threshold, so the next call faults the same pages in again (and the
-//! kernel clears them): 4-5% of the CPU time of a 64 MiB C-Coll Allreduce on the
-//! emulated cluster (`perf`, 2026-11-27). Buffers handed back here are reused instead,
+//! kernel clears them): 3% of the CPU time of a 64 MiB C-Coll Allreduce with the
+//! emulated cluster's MPI settings, 4.7% with Open MPI's defaults (`perf`, 4 ranks on 2
+//! cores, 2026-11-27; docs/collectives.md). Buffers handed back here are reused instead,
 //! as MPI libraries keep their fragment lists. A spare keeps its capacity; the pages
 //! of it that were ever written stay resident while it waits, at most [`MAX_BYTES`] of
 //! capacity in all.
@@ -14,7 +15,7 @@ use std::cell::RefCell;
 
 /// Most spares kept, and most capacity they hold together (bytes).
 const MAX_SPARES: usize = 64;
-pub(crate) const MAX_BYTES: usize = 64 << 20;
+const MAX_BYTES: usize = 64 << 20;
 
 thread_local! {
     static SPARES: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
