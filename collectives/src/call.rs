@@ -100,6 +100,9 @@ pub(crate) fn begin<T: Value, W: Place<T> + ?Sized>(
         setup.local_error.get_or_insert(e);
         None
     });
+    if let Err(e) = crate::idle::policy() {
+        setup.local_error.get_or_insert(e);
+    }
     // A backend that cannot start is this rank's argument error (every rank then fails
     // the agreement); the call keeps the CPU so that it can still run it.
     let backend = cfg.backend.resolve().unwrap_or_else(|e| {

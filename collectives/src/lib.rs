@@ -47,6 +47,11 @@
 //! calls). With [`ENV_TIMEOUT`] set, a call that has not completed in time prints which
 //! rank waits for what and aborts the job.
 //!
+//! # Waiting
+//! A rank waiting for a transfer spins in MPI's blocking calls, or, where the ranks
+//! share cores, tests and sleeps between tests so that its core goes to the ranks
+//! with codec work ([`ENV_WAIT`]).
+//!
 //! # NaN and infinity
 //! SZx keeps NaN and infinity exactly. ZFP rejects them (`Error::NonFinite`): the piece
 //! that holds them is then sent uncompressed, exactly, and counted in
@@ -64,6 +69,7 @@ mod call;
 mod codec_port;
 pub mod config;
 mod error;
+mod idle;
 mod frame;
 pub mod model;
 mod ops;
@@ -79,6 +85,7 @@ pub use codec_host::elementwise::ReduceOp;
 pub use codec_port::{CodecBackend, ENV_CODEC_THREADS};
 pub use config::{Algorithm, CollConfig, CollOp, ModelParams, NodeGroups, ENV_ALGORITHM, ENV_MODEL};
 pub use error::{CollError, Result};
+pub use idle::ENV_WAIT;
 pub use ops::CommHandle;
 pub use stats::CollStats;
 pub use transport::TAG_BASE;

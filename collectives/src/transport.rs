@@ -20,7 +20,7 @@ use mpi::ffi;
 use mpi::raw::AsRaw;
 use mpi::topology::Communicator;
 
-use crate::{spare, watchdog};
+use crate::{idle, spare, watchdog};
 
 /// Message tags of the collectives. They stay below 32768, the smallest `MPI_TAG_UB` the
 /// standard allows; user tags of [`crate::CompressedCollectives::c_send`] must be below
@@ -111,9 +111,13 @@ impl Comm {
     /// Sends `bytes` and waits until the buffer may be reused.
     pub fn send(&self, dest: usize, tag: i32, bytes: &[u8]) {
         watchdog::waiting(|| format!("rank {dest} to take a message ({})", step_of(tag)));
-        // SAFETY: the buffer is valid for `bytes.len()` bytes for the whole call.
-        let rc = unsafe { ffi::MPI_Send(bytes.as_ptr().cast(), count(bytes.len()), byte_type(), dest as c_int, tag, self.raw) };
-        checked(rc, "MPI_Send");
+        let mut req = null_request();
+        // SAFETY: the buffer is valid for `bytes.len()` bytes until the request completes,
+        // which `wait_request` waits for before the borrow ends.
+        let rc = unsafe { ffi::MPI_Isend(bytes.as_ptr().cast(), count(bytes.len()), byte_type(), dest as c_int, tag, self.raw, &mut req) };
+        checked(rc, "MPI_Isend");
+        let mut status = MaybeUninit::<ffi::MPI_Status>::uninit();
+        wait_request(&mut req, &mut status);
     }
 
     /// Receives the next message from `src` with `tag`, whatever its length.
@@ -121,11 +125,19 @@ impl Comm {
         let mut msg = MaybeUninit::<ffi::MPI_Message>::uninit();
         let mut status = MaybeUninit::<ffi::MPI_Status>::uninit();
         watchdog::waiting(|| format!("a message from rank {src} ({})", step_of(tag)));
-        // SAFETY: Mprobe fills `msg` and `status` when it succeeds; Mrecv writes the
-        // probed length, which is a message that exists, not a peer's claim, into a
-        // buffer of at least that capacity.
+        // SAFETY: Mprobe (or an Improbe that found one) fills `msg` and `status`; Mrecv
+        // writes the probed length, which is a message that exists, not a peer's claim,
+        // into a buffer of at least that capacity.
         unsafe {
-            checked(ffi::MPI_Mprobe(src as c_int, tag, self.raw, msg.as_mut_ptr(), status.as_mut_ptr()), "MPI_Mprobe");
+            if idle::sleeps() {
+                idle::until(|| {
+                    let mut found: c_int = 0;
+                    checked(ffi::MPI_Improbe(src as c_int, tag, self.raw, &mut found, msg.as_mut_ptr(), status.as_mut_ptr()), "MPI_Improbe");
+                    (found != 0).then_some(())
+                });
+            } else {
+                checked(ffi::MPI_Mprobe(src as c_int, tag, self.raw, msg.as_mut_ptr(), status.as_mut_ptr()), "MPI_Mprobe");
+            }
             let len = received_len(status.assume_init_ref());
             let mut buf = spare::take(len);
             let rc = ffi::MPI_Mrecv(buf.as_mut_ptr().cast(), count(len), byte_type(), msg.as_mut_ptr(), status.as_mut_ptr());
@@ -187,6 +199,21 @@ impl Comm {
         let rc = unsafe { ffi::MPI_Allgather((&value as *const u64).cast(), 1, u64_type(), all.as_mut_ptr().cast(), 1, u64_type(), self.raw) };
         checked(rc, "MPI_Allgather");
         all
+    }
+}
+
+/// Waits for an active request of this process, as [`idle`] says, and fills `status`.
+fn wait_request(req: &mut ffi::MPI_Request, status: &mut MaybeUninit<ffi::MPI_Status>) {
+    if idle::sleeps() {
+        idle::until(|| {
+            let mut done: c_int = 0;
+            // SAFETY: `req` is an active request of this process.
+            checked(unsafe { ffi::MPI_Test(req, &mut done, status.as_mut_ptr()) }, "MPI_Test");
+            (done != 0).then_some(())
+        });
+    } else {
+        // SAFETY: as above.
+        checked(unsafe { ffi::MPI_Wait(req, status.as_mut_ptr()) }, "MPI_Wait");
     }
 }
 
@@ -260,9 +287,8 @@ impl Pending {
         if !self.done() {
             let mut status = MaybeUninit::<ffi::MPI_Status>::uninit();
             watchdog::waiting(|| self.describe());
-            // SAFETY: as for `test`.
-            checked(unsafe { ffi::MPI_Wait(&mut self.req, status.as_mut_ptr()) }, "MPI_Wait");
-            // SAFETY: a successful wait fills the status.
+            wait_request(&mut self.req, &mut status);
+            // SAFETY: a completed wait fills the status.
             self.complete(self.req, unsafe { status.assume_init_ref() });
         }
     }
@@ -394,14 +420,23 @@ pub(crate) fn wait_any(reqs: &mut [Pending]) -> Option<usize> {
     if let Some(first) = reqs.iter().find(|p| !p.done()) {
         watchdog::waiting(|| format!("any of {} transfers, the first {}", reqs.iter().filter(|p| !p.done()).count(), first.describe()));
     }
-    // SAFETY: `raw` holds active or null requests of this process.
-    let rc = unsafe { ffi::MPI_Waitany(count(raw.len()), raw.as_mut_ptr(), &mut index, status.as_mut_ptr()) };
-    checked(rc, "MPI_Waitany");
+    if idle::sleeps() {
+        idle::until(|| {
+            // Also true when no request is active (the index is then MPI_UNDEFINED).
+            let mut done: c_int = 0;
+            // SAFETY: `raw` holds active or null requests of this process.
+            checked(unsafe { ffi::MPI_Testany(count(raw.len()), raw.as_mut_ptr(), &mut index, &mut done, status.as_mut_ptr()) }, "MPI_Testany");
+            (done != 0).then_some(())
+        });
+    } else {
+        // SAFETY: as above.
+        checked(unsafe { ffi::MPI_Waitany(count(raw.len()), raw.as_mut_ptr(), &mut index, status.as_mut_ptr()) }, "MPI_Waitany");
+    }
     if index == ffi::MPI_UNDEFINED || index < 0 {
         return None;
     }
     let i = index as usize;
-    // SAFETY: Waitany filled the status of the completed request.
+    // SAFETY: Waitany (or Testany) filled the status of the completed request.
     reqs[i].complete(raw[i], unsafe { status.assume_init_ref() });
     Some(i)
 }

@@ -9,8 +9,11 @@ use std::time::Duration;
 /// The codec settings of the matrix (see `ccoll-selftest --codecs`).
 const CODECS: &str = "raw,szx:1e-3,szx-rel:1e-4,zfp-acc:1e-3";
 
+/// The launcher tells MPI to yield while idle, so ranks wait by sleeping between tests
+/// (`CCOLL_WAIT=auto`); the odd rank counts wait in MPI's blocking calls instead.
 fn selftest(ranks: usize) {
-    let launch = common::mpirun(ranks, env!("CARGO_BIN_EXE_ccoll-selftest"), &["--codecs", CODECS], &[], Duration::from_secs(600));
+    let wait = if ranks % 2 == 1 { "spin" } else { "auto" };
+    let launch = common::mpirun(ranks, env!("CARGO_BIN_EXE_ccoll-selftest"), &["--codecs", CODECS], &[("CCOLL_WAIT", wait)], Duration::from_secs(600));
     common::assert_every_rank_passed(&launch, ranks, "ccoll-selftest");
 }
 
@@ -50,7 +53,8 @@ fn matrix_on_8_ranks() {
 }
 
 /// `CCOLL_ALGORITHM` as the launcher passes it to every rank steers the automatic
-/// selection, and an unusable value fails the call on every rank.
+/// selection, and an unusable value of it or of `CCOLL_WAIT` fails the call on every
+/// rank.
 #[test]
 fn algorithm_override_from_the_environment() {
     let exe = env!("CARGO_BIN_EXE_ccoll-selftest");
@@ -58,6 +62,8 @@ fn algorithm_override_from_the_environment() {
     let launch = common::mpirun(3, exe, &["--env-case", "ring"], &[("CCOLL_ALGORITHM", "bcast=mpi,allreduce=ring")], limit);
     common::assert_every_rank_passed(&launch, 3, "ccoll-selftest");
     let launch = common::mpirun(3, exe, &["--env-case", "bad"], &[("CCOLL_ALGORITHM", "allreduce=warp")], limit);
+    common::assert_every_rank_passed(&launch, 3, "ccoll-selftest");
+    let launch = common::mpirun(3, exe, &["--env-case", "bad"], &[("CCOLL_WAIT", "nap")], limit);
     common::assert_every_rank_passed(&launch, 3, "ccoll-selftest");
 }
 

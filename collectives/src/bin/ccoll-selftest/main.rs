@@ -305,8 +305,8 @@ fn nonfinite(s: &mut Suite, cfg: &CollConfig, label: &str) {
 
 /// `CCOLL_ALGORITHM`, as the launcher set it for every rank (the variable is read, never
 /// set, here: setting it would race with the codec's threads): `ring` expects
-/// `bcast=mpi,allreduce=ring` to steer `Algorithm::Auto`, `bad` an unusable value to fail
-/// the call on every rank.
+/// `bcast=mpi,allreduce=ring` to steer `Algorithm::Auto`, `bad` an unusable value of a
+/// `CCOLL_*` setting (`CCOLL_ALGORITHM`, `CCOLL_WAIT`) to fail the call on every rank.
 fn environment_override(s: &mut Suite, case: &str) {
     let mut cfg = CollConfig::new(Codec::szx(ErrorBound::Abs(1e-3)));
     cfg.min_bytes_to_compress = 0;
@@ -323,7 +323,7 @@ fn environment_override(s: &mut Suite, case: &str) {
             s.cases += 1;
             s.expect(matches!(&r, Ok(st) if st.algorithm == Algorithm::Mpi), || format!("{var}=bcast=mpi: bcast gave {r:?}"));
         }
-        _ => s.expect(matches!(r, Err(collectives::CollError::Config(_))), || format!("an unusable {var}: {r:?}")),
+        _ => s.expect(matches!(r, Err(collectives::CollError::Config(_))), || format!("an unusable {var} or {}: {r:?}", collectives::ENV_WAIT)),
     }
 }
 
