@@ -116,8 +116,7 @@ impl Comm {
         // which `wait_request` waits for before the borrow ends.
         let rc = unsafe { ffi::MPI_Isend(bytes.as_ptr().cast(), count(bytes.len()), byte_type(), dest as c_int, tag, self.raw, &mut req) };
         checked(rc, "MPI_Isend");
-        let mut status = MaybeUninit::<ffi::MPI_Status>::uninit();
-        wait_request(&mut req, &mut status);
+        wait_request(&mut req, &mut MaybeUninit::uninit());
     }
 
     /// Receives the next message from `src` with `tag`, whatever its length.
@@ -173,31 +172,27 @@ impl Comm {
         Pending { req, buf: Buf::Owned(vec), received: None, consumed: false, what: (true, src, tag) }
     }
 
-    /// Element-wise minimum of `words` over all ranks, in place.
+    /// Element-wise minimum of `words` over all ranks, in place. Started nonblocking,
+    /// so that a rank that comes early waits as [`idle`] says.
     pub fn allreduce_min_u64(&self, words: &mut [u64]) {
         let send = words.to_vec();
         watchdog::waiting(|| format!("every rank of {} to join the call agreement (MPI_Allreduce)", self.size));
-        // SAFETY: both buffers hold `words.len()` u64.
-        let rc = unsafe {
-            ffi::MPI_Allreduce(
-                send.as_ptr().cast(),
-                words.as_mut_ptr().cast(),
-                count(words.len()),
-                u64_type(),
-                ffi::RSMPI_MIN,
-                self.raw,
-            )
-        };
-        checked(rc, "MPI_Allreduce");
+        let mut req = null_request();
+        // SAFETY: both buffers hold `words.len()` u64 and outlive the wait below.
+        let rc = unsafe { ffi::MPI_Iallreduce(send.as_ptr().cast(), words.as_mut_ptr().cast(), count(words.len()), u64_type(), ffi::RSMPI_MIN, self.raw, &mut req) };
+        checked(rc, "MPI_Iallreduce");
+        wait_request(&mut req, &mut MaybeUninit::uninit());
     }
 
-    /// Every rank's `value`, by rank.
+    /// Every rank's `value`, by rank (nonblocking, as [`Comm::allreduce_min_u64`]).
     pub fn allgather_u64(&self, value: u64) -> Vec<u64> {
         let mut all = vec![0u64; self.size];
         watchdog::waiting(|| format!("every rank of {} to exchange message sizes (MPI_Allgather)", self.size));
-        // SAFETY: one u64 sent, `size` received.
-        let rc = unsafe { ffi::MPI_Allgather((&value as *const u64).cast(), 1, u64_type(), all.as_mut_ptr().cast(), 1, u64_type(), self.raw) };
-        checked(rc, "MPI_Allgather");
+        let mut req = null_request();
+        // SAFETY: one u64 sent, `size` received, both outliving the wait below.
+        let rc = unsafe { ffi::MPI_Iallgather((&value as *const u64).cast(), 1, u64_type(), all.as_mut_ptr().cast(), 1, u64_type(), self.raw, &mut req) };
+        checked(rc, "MPI_Iallgather");
+        wait_request(&mut req, &mut MaybeUninit::uninit());
         all
     }
 }
