@@ -72,14 +72,11 @@ pub(crate) fn sleeps() -> bool {
     matches!(policy(), Ok(Wait::Sleep))
 }
 
-/// Calls `test` until it gives a result, pausing between calls as described above.
-pub(crate) fn until<R>(mut test: impl FnMut() -> Option<R>) -> R {
+/// Calls `done` until it says so, pausing between calls as described above.
+pub(crate) fn until(mut done: impl FnMut() -> bool) {
     let started = Instant::now();
     let mut naps = naps();
-    loop {
-        if let Some(r) = test() {
-            return r;
-        }
+    while !done() {
         if started.elapsed() >= SPIN {
             std::thread::sleep(naps.next().unwrap_or(LONGEST_NAP));
         }
@@ -116,13 +113,12 @@ mod tests {
 
     #[test]
     fn a_wait_sleeps_between_tests_after_its_spin() {
-        assert_eq!(until(|| Some(7)), 7);
         // A wait of 3 ms: after the spin, every test follows a nap of at least 10 us,
         // so at most 300 of them (a spinning loop makes millions).
         let (mut late, t) = (0, Instant::now());
         until(|| {
             late += usize::from(t.elapsed() > SPIN + Duration::from_micros(5));
-            (t.elapsed() >= Duration::from_millis(3)).then_some(())
+            t.elapsed() >= Duration::from_millis(3)
         });
         assert!((1..=300).contains(&late), "{late} tests after the spin");
     }

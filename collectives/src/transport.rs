@@ -132,7 +132,7 @@ impl Comm {
                 idle::until(|| {
                     let mut found: c_int = 0;
                     checked(ffi::MPI_Improbe(src as c_int, tag, self.raw, &mut found, msg.as_mut_ptr(), status.as_mut_ptr()), "MPI_Improbe");
-                    (found != 0).then_some(())
+                    found != 0
                 });
             } else {
                 checked(ffi::MPI_Mprobe(src as c_int, tag, self.raw, msg.as_mut_ptr(), status.as_mut_ptr()), "MPI_Mprobe");
@@ -204,7 +204,7 @@ fn wait_request(req: &mut ffi::MPI_Request, status: &mut MaybeUninit<ffi::MPI_St
             let mut done: c_int = 0;
             // SAFETY: `req` is an active request of this process.
             checked(unsafe { ffi::MPI_Test(req, &mut done, status.as_mut_ptr()) }, "MPI_Test");
-            (done != 0).then_some(())
+            done != 0
         });
     } else {
         // SAFETY: as above.
@@ -421,7 +421,7 @@ pub(crate) fn wait_any(reqs: &mut [Pending]) -> Option<usize> {
             let mut done: c_int = 0;
             // SAFETY: `raw` holds active or null requests of this process.
             checked(unsafe { ffi::MPI_Testany(count(raw.len()), raw.as_mut_ptr(), &mut index, &mut done, status.as_mut_ptr()) }, "MPI_Testany");
-            (done != 0).then_some(())
+            done != 0
         });
     } else {
         // SAFETY: as above.
