@@ -64,6 +64,7 @@
 mod accuracy;
 mod agree;
 mod alg;
+mod balance;
 mod blocks;
 mod call;
 mod codec_port;

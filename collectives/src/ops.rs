@@ -9,6 +9,7 @@ use mpi::topology::{Color, Communicator};
 use crate::accuracy::compressions_per_value;
 use crate::alg::ring::{GatherStyle, StepStyle};
 use crate::alg::{alltoall, baseline, cdr, doubling, hier_host, p2p, ring, tree};
+use crate::balance;
 use crate::blocks::Blocks;
 use crate::call::{begin, Call, Setup};
 use crate::config::MAX_AUTO_CHUNKS;
@@ -136,11 +137,13 @@ pub(crate) fn allreduce<C: CommHandle, T: Value, W: Place<T> + ?Sized>(
     // The ring algorithms read a separate input where it is; the others, and every
     // algorithm on one rank (whose result is its input), work in `buf`.
     let reads_input = p > 1 && matches!(algorithm, Algorithm::CColl | Algorithm::Ring | Algorithm::CprP2p | Algorithm::CompressedDomain);
+    // C-Coll cuts its blocks by the codec work they hold; CPR-P2P, the compressed
+    // point-to-point under MPI's ring, keeps MPI's even blocks.
+    let blocks = if algorithm == Algorithm::CColl { balance::blocks(&call, input) } else { Blocks::even(n, p) };
     if let (Some(s), true) = (send, algorithm.compresses() && !reads_input) {
         call.copy(buf, 0..n, s, 0..n);
     }
     let src = send.filter(|_| reads_input);
-    let blocks = Blocks::even(n, p);
     let k = match algorithm {
         Algorithm::CColl => {
             ring::allreduce(&mut call, buf, src, &blocks, op, (StepStyle::Pipelined, GatherStyle::Pipelined));
