@@ -37,7 +37,7 @@ pub(crate) fn agree(comm: Comm, sig: &Signature, local_error: Option<CollError>,
     words.push(if local_error.is_some() { comm.rank as u64 } else { u64::MAX });
     let (lo, hi) = range.map_or((u64::MAX, u64::MAX), |(lo, hi)| (order_key(lo), !order_key(hi)));
     words.extend([lo, hi]);
-    comm.allreduce_min_u64(&mut words);
+    comm.allreduce_min_u64(&mut words, "join the call agreement");
 
     if let Some(e) = local_error {
         return Err(e);

@@ -173,10 +173,11 @@ impl Comm {
     }
 
     /// Element-wise minimum of `words` over all ranks, in place. Started nonblocking,
-    /// so that a rank that comes early waits as [`idle`] says.
-    pub fn allreduce_min_u64(&self, words: &mut [u64]) {
+    /// so that a rank that comes early waits as [`idle`] says; `purpose` completes the
+    /// watchdog's "waiting for every rank of N to ...".
+    pub fn allreduce_min_u64(&self, words: &mut [u64], purpose: &str) {
         let send = words.to_vec();
-        watchdog::waiting(|| format!("every rank of {} to join the call agreement (MPI_Allreduce)", self.size));
+        watchdog::waiting(|| format!("every rank of {} to {purpose} (MPI_Allreduce)", self.size));
         let mut req = null_request();
         // SAFETY: both buffers hold `words.len()` u64 and outlive the wait below.
         let rc = unsafe { ffi::MPI_Iallreduce(send.as_ptr().cast(), words.as_mut_ptr().cast(), count(words.len()), u64_type(), ffi::RSMPI_MIN, self.raw, &mut req) };
