@@ -91,7 +91,7 @@ fn cut(len: usize, parts: usize, varying: &[u64; SEGMENTS]) -> Blocks {
         } else {
             starts[s] + ((target - before) / work[s] * (starts[s + 1] - starts[s]) as f64) as usize
         };
-        let at = (at.next_multiple_of(BLOCK)).min(len).max(*bounds.last().unwrap_or(&0));
+        let at = at.next_multiple_of(BLOCK).min(len).max(*bounds.last().unwrap_or(&0));
         bounds.push(at);
     }
     bounds.push(len);
@@ -99,10 +99,10 @@ fn cut(len: usize, parts: usize, varying: &[u64; SEGMENTS]) -> Blocks {
 }
 
 /// The blocks C-Coll's ring Allreduce cuts `input` (this rank's values) into, the same
-/// on every rank: even on one rank, below [`MIN_VALUES`] and where nothing is compressed (then no
-/// rank profiles: every rank takes the same branch, as the count and the codec are
-/// agreed), else cut by the ranks' combined profile. A rank whose input is in device
-/// memory brings an empty profile (the others' still count).
+/// on every rank: even on one rank, below [`MIN_VALUES`] and where nothing is
+/// compressed (then no rank profiles: every rank takes the same branch, as the count
+/// and the codec are agreed), else cut by the ranks' combined profile. A rank whose
+/// input is in device memory brings an empty profile (the others' still count).
 pub(crate) fn blocks<T: Value, W: Place<T> + ?Sized>(call: &Call, input: &W) -> Blocks {
     let (n, p) = (input.len(), call.comm.size);
     if p < 2 || n < MIN_VALUES || !call.compresses() {
