@@ -100,10 +100,11 @@ pub fn prod_error_bound(k: u32, abs_error: f64, ranks: usize, max_abs: f64) -> f
     ke * growth
 }
 
-/// The absolute bounds of the two stages of a call whose values cross a ring
-/// reduce-scatter (`ranks - 1` compressions of partial blocks) and then one more
-/// compression of each reduced block (k = `ranks`: Allreduce over `c-coll`, `ring` and
-/// the leaders' ring of `hier`, Reduce over `c-coll`), out of the budget `ranks x e` the
+/// The absolute bounds of the two stages of a call whose values cross a reduce-scatter
+/// (`ranks - 1` compressions: of partial blocks in a ring, of the other ranks'
+/// contributions in the direct one) and then one more compression of each reduced
+/// block (k = `ranks`: Allreduce over `c-coll`, `ring` and the leaders of `hier`,
+/// Reduce over `c-coll`), out of the budget `ranks x e` the
 /// call states: (each reduce-scatter compression's bound, the last compression's).
 ///
 /// SZx codes a block to the power of two at or below its bound (`delta = 2^(floor(log2

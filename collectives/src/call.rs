@@ -229,19 +229,6 @@ impl Call {
         self.fault.get_or_insert(e);
     }
 
-    /// True when this call compresses (on every rank alike: see `exact`).
-    pub fn compresses(&self) -> bool {
-        !self.exact
-    }
-
-    /// True when the call's buffers are in device memory.
-    pub fn on_device(&self) -> bool {
-        #[cfg(feature = "cuda")]
-        return self.device;
-        #[cfg(not(feature = "cuda"))]
-        false
-    }
-
     /// True once the call has an error.
     pub fn failed(&self) -> bool {
         self.fault.is_some()

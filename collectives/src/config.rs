@@ -262,10 +262,11 @@ impl CollConfig {
 pub const DEFAULT_MIN_BYTES_TO_COMPRESS: usize = 32 << 10;
 
 /// Default of [`CollConfig::hier_host_max_bytes`]: the model's uncompressed and
-/// compressed hierarchical allreduce cross at 8.7 to 13.6 KB with the default
-/// [`ModelParams`] (2 to 16 groups of 2 to 8 ranks): the next power of two above. The
-/// unit tests check that the host path is faster at half of it and slower at twice.
-pub const DEFAULT_HIER_HOST_MAX_BYTES: usize = 16 << 10;
+/// compressed hierarchical allreduce cross at 7.4 to 14.0 KB with the default
+/// [`ModelParams`] (2 to 16 groups of 2 to 8 ranks): the power of two within a factor
+/// of two of all of them. The unit tests check that the host path is faster at half of
+/// it and slower at twice.
+pub const DEFAULT_HIER_HOST_MAX_BYTES: usize = 8 << 10;
 
 /// The machine the automatic selection models (see docs/cost-model.md for the terms).
 /// Every rank must see the same figures: they decide the algorithm, which the call
@@ -442,7 +443,7 @@ pub const PREFERENCE: [Algorithm; 7] = [
 /// no candidate: the compressed algorithms below `min_bytes_to_compress` (they would
 /// send everything raw), `hier` unless there are at least two node groups of more than
 /// one rank (priced as it would run: its small-message path where
-/// [`CollConfig::hier_on_host`] says so, else its ring among the leaders, raw below
+/// [`CollConfig::hier_on_host`] says so, else C-Coll's allreduce among the leaders, raw below
 /// `min_bytes_to_compress`).
 pub fn predicted_s(op: CollOp, algo: Algorithm, bytes: usize, cfg: &CollConfig, params: &Params) -> Option<f64> {
     let b = bytes as f64;
@@ -578,10 +579,10 @@ mod tests {
         let g4 = grouped(4);
         assert_eq!(pick(1000, 16, &g4), Hierarchical);
         assert!(g4.hier_on_host(1000));
-        // Mid sizes: hierarchical with the compressed ring among the leaders.
-        assert_eq!(pick(1 << 20, 16, &g4), Hierarchical);
-        assert!(!g4.hier_on_host(1 << 20));
-        // Large: the flat pipelined ring.
+        // Mid sizes: hierarchical with C-Coll's allreduce among the leaders.
+        assert_eq!(pick(256 << 10, 16, &g4), Hierarchical);
+        assert!(!g4.hier_on_host(256 << 10));
+        // Large: C-Coll's allreduce over every rank.
         assert_eq!(pick(16 << 20, 16, &g4), CColl);
         // One group, or groups of one rank: never.
         assert_eq!(pick(1000, 4, &g4), Mpi);

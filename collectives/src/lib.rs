@@ -64,7 +64,6 @@
 mod accuracy;
 mod agree;
 mod alg;
-mod balance;
 mod blocks;
 mod call;
 mod codec_port;

@@ -8,8 +8,7 @@ use mpi::topology::{Color, Communicator};
 
 use crate::accuracy::compressions_per_value;
 use crate::alg::ring::{GatherStyle, StepStyle};
-use crate::alg::{alltoall, baseline, cdr, doubling, hier_host, p2p, ring, tree};
-use crate::balance;
+use crate::alg::{alltoall, baseline, cdr, direct, doubling, hier_host, p2p, ring, tree};
 use crate::blocks::Blocks;
 use crate::call::{begin, Call, Setup};
 use crate::config::MAX_AUTO_CHUNKS;
@@ -134,23 +133,21 @@ pub(crate) fn allreduce<C: CommHandle, T: Value, W: Place<T> + ?Sized>(
     let input = send.unwrap_or(&*buf);
     let (mut call, algorithm) = start(c, setup, input, 0..input.len())?;
     let p = c.size;
-    // The ring algorithms read a separate input where it is; the others, and every
+    // The reduce-scatter algorithms read a separate input where it is; the others, and every
     // algorithm on one rank (whose result is its input), work in `buf`.
     let reads_input = p > 1 && matches!(algorithm, Algorithm::CColl | Algorithm::Ring | Algorithm::CprP2p | Algorithm::CompressedDomain);
-    // C-Coll cuts its blocks by the codec work they hold; CPR-P2P, the compressed
-    // point-to-point under MPI's ring, keeps MPI's even blocks.
-    let blocks = if algorithm == Algorithm::CColl { balance::blocks(&call, input) } else { Blocks::even(n, p) };
+    let blocks = Blocks::even(n, p);
     if let (Some(s), true) = (send, algorithm.compresses() && !reads_input) {
         call.copy(buf, 0..n, s, 0..n);
     }
     let src = send.filter(|_| reads_input);
     let k = match algorithm {
         Algorithm::CColl => {
-            ring::allreduce(&mut call, buf, src, &blocks, op, (StepStyle::Pipelined, GatherStyle::Pipelined));
+            direct::allreduce(&mut call, buf, src, &blocks, op);
             compressions_per_value(CollOp::Allreduce, algorithm, p)
         }
         Algorithm::Ring => {
-            ring::allreduce(&mut call, buf, src, &blocks, op, (StepStyle::Whole, GatherStyle::Bounded));
+            ring::allreduce(&mut call, buf, src, &blocks, op);
             compressions_per_value(CollOp::Allreduce, algorithm, p)
         }
         Algorithm::CprP2p => {
@@ -180,8 +177,8 @@ pub(crate) fn allreduce<C: CommHandle, T: Value, W: Place<T> + ?Sized>(
     call.finish(k, Some(op))
 }
 
-/// Reduce inside node groups (library); among the group leaders, the compressed
-/// pipelined ring (raw frames below the compression threshold), or below the host
+/// Reduce inside node groups (library); among the group leaders, C-Coll's allreduce
+/// (raw frames below the compression threshold), or below the host
 /// threshold ([`CollConfig::hier_on_host`]) and with a single group the uncompressed
 /// exchange of `hier_host`; broadcast inside the groups (library). Returns the
 /// compressions per value (the call makes it 0 where nothing was compressed).
@@ -224,7 +221,7 @@ fn hierarchical<C: CommHandle, T: Value, W: Place<T> + ?Sized>(comm: &C, call: &
         } else {
             let whole = std::mem::replace(&mut call.comm, Comm::of(leaders));
             let blocks = Blocks::even(buf.len(), leaders.size() as usize);
-            ring::allreduce(call, buf, None, &blocks, op, (StepStyle::Pipelined, GatherStyle::Pipelined));
+            direct::allreduce(call, buf, None, &blocks, op);
             call.comm = whole;
         }
     }
@@ -307,7 +304,7 @@ pub(crate) fn reduce<C: CommHandle, T: Value, W: Place<T> + ?Sized>(
             let blocks = Blocks::even(n, c.size);
             // C-Coll compresses each reduced block once more, on its way to the root.
             if compressed_once {
-                ring::reduce_scatter_before_once(&mut call, &mut *work, Some(send), &blocks, op, style);
+                ring::before_once(&mut call, op, |call| ring::reduce_scatter(call, &mut *work, Some(send), &blocks, op, style));
             } else {
                 ring::reduce_scatter(&mut call, &mut *work, Some(send), &blocks, op, style);
             }

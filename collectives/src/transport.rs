@@ -33,6 +33,7 @@ pub(crate) const TAG_ALLTOALL: i32 = TAG_BASE + 4;
 pub(crate) const TAG_FOLD: i32 = TAG_BASE + 5;
 pub(crate) const TAG_DOUBLING: i32 = TAG_BASE + 6;
 pub(crate) const TAG_P2P_ACK: i32 = TAG_BASE + 7;
+pub(crate) const TAG_REDUCE_SCATTER: i32 = TAG_BASE + 8;
 
 /// A communicator handle with its rank and size, copied into every algorithm.
 #[derive(Clone, Copy, Debug)]
@@ -68,6 +69,7 @@ fn step_of(tag: i32) -> &'static str {
         TAG_FOLD => "recursive doubling fold",
         TAG_DOUBLING => "recursive doubling exchange",
         TAG_P2P_ACK => "point-to-point acceptance",
+        TAG_REDUCE_SCATTER => "direct reduce-scatter",
         _ => "point-to-point transfer",
     }
 }

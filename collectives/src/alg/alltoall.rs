@@ -15,6 +15,24 @@ use crate::frame::HEADER_LEN;
 use crate::transport::{recycle, take_arrived, test_all, wait_all, wait_any, TAG_ALLTOALL};
 use crate::Value;
 
+/// A chunk exchanged with a peer: (peer, chunk, chunks of its piece, range of values).
+pub(crate) type Chunk = (usize, usize, usize, Range<usize>);
+
+/// Every chunk exchanged with the peers `dir` away (1: the destinations, rank + 1 first;
+/// -1: the sources, rank - 1 first), in order: the pipeline chunks of the piece
+/// `piece(peer)` of each, which every rank derives from the agreed count and chunk size.
+pub(crate) fn plan<T: Value>(call: &Call, dir: isize, piece: impl Fn(usize) -> Range<usize>) -> Vec<Chunk> {
+    let mut chunks = Vec::new();
+    for i in 1..call.comm.size as isize {
+        let peer = call.comm.peer(dir * i);
+        let range = piece(peer);
+        let ranges = pieces(range.clone(), call.chunk_values::<T>(range.len()));
+        let n = ranges.len();
+        chunks.extend(ranges.into_iter().enumerate().map(|(j, r)| (peer, j, n, r)));
+    }
+    chunks
+}
+
 /// Alltoall: block `d` of `send` goes to rank `d`; block `s` of `recv` comes from rank `s`.
 pub(crate) fn alltoall<T: Value, W: Place<T> + ?Sized>(call: &mut Call, send: &W, recv: &mut W, blocks: &Blocks, pairwise: bool) {
     let (p, me) = (call.comm.size, call.comm.rank);
@@ -33,19 +51,7 @@ pub(crate) fn alltoall<T: Value, W: Place<T> + ?Sized>(call: &mut Call, send: &W
     // them (it moves data only inside MPI calls), where one message per piece would wait
     // for the whole piece's compression on both sides. Every receive is posted first,
     // at the largest size its chunk can take (no exchange of compressed sizes).
-    // (peer, chunk, chunks of its piece, range) of every chunk exchanged with the peers
-    // `dir` away (1: the destinations, rank + 1 first; -1: the sources), in order.
-    let plan = |call: &Call, dir: isize| -> Vec<(usize, usize, usize, Range<usize>)> {
-        let mut chunks = Vec::new();
-        for i in 1..p as isize {
-            let peer = call.comm.peer(dir * i);
-            let ranges = pieces(blocks.range(peer), call.chunk_values::<T>(blocks.len(peer)));
-            let n = ranges.len();
-            chunks.extend(ranges.into_iter().enumerate().map(|(j, range)| (peer, j, n, range)));
-        }
-        chunks
-    };
-    let incoming = plan(call, -1);
+    let incoming = plan::<T>(call, -1, |src| blocks.range(src));
     let mut recvs: Vec<_> = incoming.iter().map(|(src, _, _, range)| call.comm.irecv(*src, TAG_ALLTOALL, HEADER_LEN + range.len() * T::SIZE)).collect();
     let absorb = |call: &mut Call, recv: &mut W, k: usize, bytes: Vec<u8>| {
         let (src, j, n, range) = &incoming[k];
@@ -55,7 +61,7 @@ pub(crate) fn alltoall<T: Value, W: Place<T> + ?Sized>(call: &mut Call, send: &W
     };
     // Destinations in turn, staggered (rank + 1 first): while the ranks keep pace, each
     // node sends to one peer and receives from another, one flow each way per link.
-    let outgoing = plan(call, 1);
+    let outgoing = plan::<T>(call, 1, |dest| blocks.range(dest));
     let ranges: Vec<_> = outgoing.iter().map(|x| x.3.clone()).collect();
     let mut sends = Vec::with_capacity(ranges.len());
     call.frames_labeled(send, &ranges, |i| (outgoing[i].1, outgoing[i].2), |call, i, frame| {

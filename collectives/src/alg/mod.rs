@@ -4,6 +4,7 @@
 pub(crate) mod alltoall;
 pub(crate) mod baseline;
 pub(crate) mod cdr;
+pub(crate) mod direct;
 pub(crate) mod doubling;
 pub(crate) mod hier_host;
 pub(crate) mod p2p;

@@ -17,9 +17,10 @@ use crate::{ReduceOp, Value};
 /// How a reduce-scatter step moves its block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum StepStyle {
-    /// C-Coll: the block in pipeline chunks; receives posted first, then each chunk is
-    /// compressed and sent while the chunks that arrived meanwhile are decompressed and
-    /// reduced, polling MPI between chunks so the transfers hide inside the codec work.
+    /// C-Coll's Reduce-scatter and Reduce: the block in pipeline chunks; receives posted
+    /// first, then each chunk is compressed and sent while the chunks that arrived
+    /// meanwhile are decompressed and reduced, polling MPI between chunks so the
+    /// transfers hide inside the codec work.
     Pipelined,
     /// Collective-level ring: the whole block as one message, its receive posted before
     /// compressing.
@@ -132,21 +133,22 @@ fn step<T: Value, W: Place<T> + ?Sized>(
     });
 }
 
-/// [`reduce_scatter`] as the first stage of a call that then compresses each reduced
-/// block once more: the reduce-scatter at its share of the call's budget of p x E, and
-/// the call left at the last compression's share ([`Call::ring_stage`]).
-pub(crate) fn reduce_scatter_before_once<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &mut W, input: Option<&W>, blocks: &Blocks, op: ReduceOp, style: StepStyle) {
+/// Runs `reduce_scatter` as the first stage of a call that then compresses each reduced
+/// block once more, with `p - 1` compressions per value in it (the ring's, or the direct
+/// one's): the reduce-scatter at its share of the call's budget of p x E, and the call
+/// left at the last compression's share ([`Call::ring_stage`]).
+pub(crate) fn before_once(call: &mut Call, op: ReduceOp, reduce_scatter: impl FnOnce(&mut Call)) {
     let p = call.comm.size;
     call.ring_stage(RingStage::ReduceScatter, p, op);
-    reduce_scatter(call, work, input, blocks, op, style);
+    reduce_scatter(call);
     call.ring_stage(RingStage::Last, p, op);
 }
 
-/// Allreduce: the reduce-scatter in `step` style, then the allgather in `gather` style,
-/// which compresses each reduced block once ([`reduce_scatter_before_once`]).
-pub(crate) fn allreduce<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &mut W, input: Option<&W>, blocks: &Blocks, op: ReduceOp, (step, gather): (StepStyle, GatherStyle)) {
-    reduce_scatter_before_once(call, work, input, blocks, op, step);
-    allgather(call, work, blocks, gather, false);
+/// The collective-level ring Allreduce: the reduce-scatter in whole blocks, then the
+/// allgather of blocks compressed once, received into buffers of their largest size.
+pub(crate) fn allreduce<T: Value, W: Place<T> + ?Sized>(call: &mut Call, work: &mut W, input: Option<&W>, blocks: &Blocks, op: ReduceOp) {
+    before_once(call, op, |call| reduce_scatter(call, work, input, blocks, op, StepStyle::Whole));
+    allgather(call, work, blocks, GatherStyle::Bounded, false);
 }
 
 /// How the allgather moves the blocks.
