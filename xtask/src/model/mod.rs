@@ -265,7 +265,7 @@ impl Emulated {
 /// and whether every point is within [`TOLERANCE`].
 pub fn validate(rows: &[Row], cal: &Calibration, run: &Emulated) -> (String, bool) {
     let mut s = String::from(
-        "Validation against the emulated run (model against the slowest rank, the collective's completion; the ratio priced is the heaviest sender's for Alltoall, Scatter and C-Coll's Allgather and the heaviest steps' for the step-by-step rings (both Allreduces, CPR-P2P's Allgather), `collectives::model::pacing_ratio`):\n\n| op | size | algorithm | ratio priced | measured mean (ms) | measured slowest (ms) | model (ms) | model/slowest |\n|---|---|---|---|---|---|---|---|\n",
+        "Validation against the emulated run (model against the slowest rank, the collective's completion; the ratio priced is the heaviest sender's for Alltoall, Scatter and C-Coll's Allgather and Allreduce, and the heaviest steps' for CPR-P2P's step-by-step rings (Allreduce, Allgather), `collectives::model::pacing_ratio`):\n\n| op | size | algorithm | ratio priced | measured mean (ms) | measured slowest (ms) | model (ms) | model/slowest |\n|---|---|---|---|---|---|---|---|\n",
     );
     let (mut n, mut within) = (0, 0);
     for r in rows {
