@@ -493,11 +493,11 @@ pub struct Ratios {
 /// C-Coll's Allgather streams chunks without steps: every rank's link carries every
 /// block but the next rank's own, so the rank that sends the most sets the pace, the
 /// heaviest sender again; so does C-Coll's Allreduce, whose direct reduce-scatter
-/// streams as an Alltoall does and whose allgather is that ring. A Scatter root compresses and sends every other block once,
-/// and the call's mean counts again what inner ranks forward (on rtm at 64 MiB a block
-/// 125 against the root's 100): the heaviest sender's, the root. Bcast and Gather: the
-/// whole call's ratio (every rank forwards the same vector; the root receives every
-/// block).
+/// streams as an Alltoall does and whose allgather is that ring. A Scatter root
+/// compresses and sends every other block once, and the call's mean counts again what
+/// inner ranks forward (on rtm at 64 MiB a block 125 against the root's 100): the
+/// heaviest sender's, the root. Bcast and Gather: the whole call's ratio (every rank
+/// forwards the same vector; the root receives every block).
 pub fn pacing_ratio(op: CollOp, algo: Algorithm, r: Ratios) -> f64 {
     match (op, algo) {
         (CollOp::Alltoall | CollOp::Scatter, _) | (CollOp::Allgather | CollOp::Allreduce, Algorithm::CColl) => r.heaviest_sender.min(r.mean),

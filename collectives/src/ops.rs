@@ -133,8 +133,8 @@ pub(crate) fn allreduce<C: CommHandle, T: Value, W: Place<T> + ?Sized>(
     let input = send.unwrap_or(&*buf);
     let (mut call, algorithm) = start(c, setup, input, 0..input.len())?;
     let p = c.size;
-    // The reduce-scatter algorithms read a separate input where it is; the others, and every
-    // algorithm on one rank (whose result is its input), work in `buf`.
+    // The reduce-scatter algorithms read a separate input where it is; the others, and
+    // every algorithm on one rank (whose result is its input), work in `buf`.
     let reads_input = p > 1 && matches!(algorithm, Algorithm::CColl | Algorithm::Ring | Algorithm::CprP2p | Algorithm::CompressedDomain);
     let blocks = Blocks::even(n, p);
     if let (Some(s), true) = (send, algorithm.compresses() && !reads_input) {
@@ -178,10 +178,10 @@ pub(crate) fn allreduce<C: CommHandle, T: Value, W: Place<T> + ?Sized>(
 }
 
 /// Reduce inside node groups (library); among the group leaders, C-Coll's allreduce
-/// (raw frames below the compression threshold), or below the host
-/// threshold ([`CollConfig::hier_on_host`]) and with a single group the uncompressed
-/// exchange of `hier_host`; broadcast inside the groups (library). Returns the
-/// compressions per value (the call makes it 0 where nothing was compressed).
+/// (raw frames below the compression threshold), or below the host threshold
+/// ([`CollConfig::hier_on_host`]) and with a single group the uncompressed exchange of
+/// `hier_host`; broadcast inside the groups (library). Returns the compressions per
+/// value (the call makes it 0 where nothing was compressed).
 fn hierarchical<C: CommHandle, T: Value, W: Place<T> + ?Sized>(comm: &C, call: &mut Call, buf: &mut W, op: ReduceOp, cfg: &CollConfig) -> u32 {
     let rank = comm.rank();
     let node = match cfg.node_groups {

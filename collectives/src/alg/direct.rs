@@ -47,7 +47,13 @@ pub(crate) fn reduce_scatter<T: Value, W: Place<T> + ?Sized>(call: &mut Call, wo
     let incoming = plan::<T>(call, -1, |_| 0..own.len());
     let outgoing = plan::<T>(call, 1, |dest| blocks.range(dest));
     let recvs = incoming.iter().map(|(src, _, _, range)| call.comm.irecv(*src, TAG_REDUCE_SCATTER, HEADER_LEN + range.len() * T::SIZE)).collect();
-    let mut flow = Flow::<W::Owned> { recvs, sends: Vec::with_capacity(outgoing.len()), held: vec![None; incoming.len()], next: vec![0; incoming.len() / (p - 1)], scratch: None };
+    let mut flow = Flow::<W::Owned> {
+        recvs,
+        sends: Vec::with_capacity(outgoing.len()),
+        held: vec![None; incoming.len()],
+        next: vec![0; incoming.len() / (p - 1)],
+        scratch: None,
+    };
     let n = work.len();
     match input {
         Some(x) => x.view(own.clone(), |addend| {
