@@ -443,8 +443,8 @@ pub const PREFERENCE: [Algorithm; 7] = [
 /// no candidate: the compressed algorithms below `min_bytes_to_compress` (they would
 /// send everything raw), `hier` unless there are at least two node groups of more than
 /// one rank (priced as it would run: its small-message path where
-/// [`CollConfig::hier_on_host`] says so, else C-Coll's allreduce among the leaders, raw below
-/// `min_bytes_to_compress`).
+/// [`CollConfig::hier_on_host`] says so, else C-Coll's allreduce among the leaders, raw
+/// below `min_bytes_to_compress`).
 pub fn predicted_s(op: CollOp, algo: Algorithm, bytes: usize, cfg: &CollConfig, params: &Params) -> Option<f64> {
     let b = bytes as f64;
     match algo {

@@ -255,6 +255,25 @@ fn check_message_log(s: &mut Suite, op: CollOp, st: &CollStats) {
     );
 }
 
+/// The SUM of `x` over the ranks by the MPI library, and the sum of the magnitudes that
+/// scales each value's allowance ([`value_allowance`]).
+fn library_sums(s: &mut Suite, x: &[f32], cfg: &CollConfig) -> (Vec<f32>, Vec<f32>) {
+    let mpi = cfg.with_algorithm(Algorithm::Mpi);
+    let (mut want, mut mag) = (vec![0f32; x.len()], vec![0f32; x.len()]);
+    let _ = s.world.c_allreduce(x, &mut want, ReduceOp::Sum, &mpi);
+    let abs_x: Vec<f32> = x.iter().map(|v| v.abs()).collect();
+    let _ = s.world.c_allreduce(&abs_x, &mut mag, ReduceOp::Sum, &mpi);
+    (want, mag)
+}
+
+/// Holds the Allreduce SUM `got` to `want` within what the call's stats allow, value by
+/// value ([`library_sums`] gives `want` and the magnitudes).
+fn compare_sum(s: &mut Suite, name: &str, st: &CollStats, got: &[f32], (want, mag): (&[f32], &[f32])) {
+    let (k, bound, p) = (st.compressions_per_value, st.error_bound.unwrap_or(f64::INFINITY), s.p);
+    let allowed = |i: usize| value_allowance(CollOp::Allreduce, true, p, k, f32::EPSILON.into(), bound, f64::from(mag[i]));
+    s.compare(name, got, want, allowed);
+}
+
 /// NaN and infinities: where MPI's SUM is non-finite, so is ours, exactly; ZFP sends the
 /// pieces that hold them uncompressed.
 fn nonfinite(s: &mut Suite, cfg: &CollConfig, label: &str) {
@@ -269,19 +288,14 @@ fn nonfinite(s: &mut Suite, cfg: &CollConfig, label: &str) {
         _ => x[5] = f32::NEG_INFINITY,
     }
     let mpi = cfg.with_algorithm(Algorithm::Mpi);
-    let (mut want, mut mag) = (vec![0f32; n], vec![0f32; n]);
-    let _ = s.world.c_allreduce(&x, &mut want, ReduceOp::Sum, &mpi);
-    let abs_x: Vec<f32> = x.iter().map(|v| v.abs()).collect();
-    let _ = s.world.c_allreduce(&abs_x, &mut mag, ReduceOp::Sum, &mpi);
+    let (want, mag) = library_sums(s, &x, cfg);
     let p = s.p;
     for &algorithm in CollOp::Allreduce.algorithms() {
         let mut got = vec![0f32; n];
         let name = format!("{label} nonfinite allreduce {algorithm}");
         match s.world.c_allreduce(&x, &mut got, ReduceOp::Sum, &cfg.with_algorithm(algorithm)) {
             Ok(st) => {
-                let (k, bound) = (st.compressions_per_value, st.error_bound.unwrap_or(f64::INFINITY));
-                let allowed = |i: usize| value_allowance(CollOp::Allreduce, true, p, k, f32::EPSILON.into(), bound, f64::from(mag[i]));
-                s.compare(&name, &got, &want, allowed);
+                compare_sum(s, &name, &st, &got, (&want, &mag));
                 let zfp = matches!(cfg.codec, Codec::Zfp { .. });
                 if zfp && algorithm.compresses() && algorithm != Algorithm::Hierarchical && s.p > 1 {
                     s.expect(st.raw_fallbacks > 0, || format!("{name}: ZFP met NaN/Inf but sent nothing raw"));
@@ -318,19 +332,14 @@ fn direct_reduce_scatter(s: &mut Suite, cfg: &CollConfig, label: &str) {
     let prev = (s.rank + p - 1) % p;
     let noise = |i: usize| ((i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
     let x: Vec<f32> = (0..n).map(|i| if (start(prev)..start(prev + 1)).contains(&i) { noise(i * (s.rank + 1)) } else { 0.0 }).collect();
-    let mpi = cfg.with_algorithm(Algorithm::Mpi);
-    let (mut want, mut mag) = (vec![0f32; n], vec![0f32; n]);
-    let _ = s.world.c_allreduce(&x, &mut want, ReduceOp::Sum, &mpi);
-    let abs_x: Vec<f32> = x.iter().map(|v| v.abs()).collect();
-    let _ = s.world.c_allreduce(&abs_x, &mut mag, ReduceOp::Sum, &mpi);
+    let (want, mag) = library_sums(s, &x, cfg);
     let name = format!("{label} direct reduce-scatter allreduce c-coll");
     let mut got = vec![0f32; n];
-    let (direct, ring) = (s.world.c_allreduce(&x, &mut got, ReduceOp::Sum, &cfg.with_algorithm(Algorithm::CColl)), s.world.c_allreduce(&x, &mut want.clone(), ReduceOp::Sum, &cfg.with_algorithm(Algorithm::Ring)));
+    let (direct, ring) = (s.world.c_allreduce(&x, &mut got, ReduceOp::Sum, &cfg.with_algorithm(Algorithm::CColl)), s.world.c_allreduce(&x, &mut vec![0f32; n], ReduceOp::Sum, &cfg.with_algorithm(Algorithm::Ring)));
     match (direct, ring) {
         (Ok(st), Ok(ring)) => {
-            let (k, bound) = (st.compressions_per_value, st.error_bound.unwrap_or(f64::INFINITY));
-            let allowed = |i: usize| value_allowance(CollOp::Allreduce, true, p, k, f32::EPSILON.into(), bound, f64::from(mag[i]));
-            s.compare(&name, &got, &want, allowed);
+            compare_sum(s, &name, &st, &got, (&want, &mag));
+            let k = st.compressions_per_value;
             let fixed_rate = matches!(cfg.codec, Codec::Zfp { mode: ZfpMode::FixedRate { .. } });
             if p >= 3 && k > 0 && !fixed_rate {
                 let rank = s.rank;
