@@ -441,12 +441,14 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
             time + t.burst(decoded, 1) + t.unmap(n * bytes, 1)
         }
         (Gather, CColl) => tree_gather(&t, bytes),
-        (Allgather, CprP2p) => ag_cpr(bytes),
-        (Allgather, CColl) => ring_allgather(&t, bytes, false),
-        // Every rank first copies its own block into its output. CPR-P2P: pairwise
-        // exchanges, recompressing nothing (each piece is compressed once at its origin)
-        // but decoding before the next exchange; the heaviest sender's pieces cross at
-        // the one-way rate, as the reduce-scatter's messages do.
+        // Allgather and Alltoall: every rank first copies its own block from the caller's
+        // input into its output (out of place, as ccoll-bench calls them), all at once.
+        (Allgather, CprP2p) => t.copy(bytes, all) + ag_cpr(bytes),
+        (Allgather, CColl) => t.copy(bytes, all) + ring_allgather(&t, bytes, false),
+        // Alltoall, CPR-P2P: pairwise exchanges, recompressing nothing (each piece is
+        // compressed once at its origin) but decoding before the next exchange; the
+        // heaviest sender's pieces cross at the one-way rate, as the reduce-scatter's
+        // messages do.
         (Alltoall, CprP2p) => {
             let work = t.burst(t.comp(bytes, all) + t.decomp(bytes, all), all);
             t.copy(bytes, all) + steps * (work + t.cmsg(bytes, work))
@@ -1330,9 +1332,9 @@ mod tests {
         let b = 16e6;
         let base = Params { domain_reduce_bytes_per_s: Some(1e9), ..params(4) };
         let extra = |op, algo, copy_bytes_per_s| time_s(op, algo, b, &Params { copy_bytes_per_s, ..base }).unwrap() - time_s(op, algo, b, &base).unwrap();
-        // Alltoall: every rank its own block first (16 ms at 1 GB/s).
-        for algo in [CprP2p, CColl] {
-            assert!(close(extra(Alltoall, algo, 1e9), b / 1e9), "{algo:?}");
+        // Alltoall and Allgather: every rank its own block first (16 ms at 1 GB/s).
+        for (op, algo) in [(Alltoall, CprP2p), (Alltoall, CColl), (Allgather, CprP2p), (Allgather, CColl)] {
+            assert!(close(extra(op, algo, 1e9), b / 1e9), "{op:?} {algo:?}");
         }
         // CPR-P2P trees: Scatter's root copies the 4 blocks of the caller's input into its
         // subtree buffer, and each of the 3 ranks of the deepest path its block out of
@@ -1345,7 +1347,7 @@ mod tests {
         assert_eq!(extra(Scatter, CColl, 1e10), 0.0);
         let slow = time_s(Scatter, CColl, b, &Params { copy_bytes_per_s: 1e8, ..base }).unwrap();
         assert!(close(slow, 3.0 * b / 500e6 + b / 1e8), "{slow}");
-        for (op, algo) in [(Bcast, CprP2p), (Bcast, CColl), (Allgather, CprP2p), (Allgather, CColl), (Allreduce, CprP2p), (Allreduce, CColl), (Gather, CColl)] {
+        for (op, algo) in [(Bcast, CprP2p), (Bcast, CColl), (Allreduce, CprP2p), (Allreduce, CColl), (Gather, CColl)] {
             assert_eq!(extra(op, algo, 1e9), 0.0, "{op:?} {algo:?}");
         }
     }
