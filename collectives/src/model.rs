@@ -273,10 +273,10 @@ impl Terms<'_> {
         let rate = if self.reuses_heap(alloc) { self.p.reused_bytes_per_s } else { self.p.fresh_bytes_per_s };
         b / (rate * self.p.cores(active))
     }
-    /// Freeing a buffer of `alloc` bytes the call allocated: the kernel unmaps it, unless
-    /// it came from the heap.
-    fn unmap(&self, alloc: f64, active: usize) -> f64 {
-        if self.reuses_heap(alloc) { 0.0 } else { alloc / (self.p.unmap_bytes_per_s * self.p.cores(active)) }
+    /// Freeing a buffer of `alloc` bytes the call allocated, `b` of them written: the
+    /// kernel unmaps the pages it mapped, unless the buffer came from the heap.
+    fn unmap(&self, b: f64, alloc: f64, active: usize) -> f64 {
+        if self.reuses_heap(alloc) { 0.0 } else { b / (self.p.unmap_bytes_per_s * self.p.cores(active)) }
     }
     /// Whether glibc serves an allocation of `alloc` bytes from memory an earlier call
     /// freed ([`Params::heap_reuse_below_bytes`]) rather than mapping it afresh.
@@ -334,8 +334,8 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
     let all = np;
     let levels = n.log2().ceil();
     let steps = n - 1.0;
-    // Reduce-scatter building block on blocks of b = bytes / p, out of place: each ring
-    // step compresses the outgoing block (the input's in the first step), decodes the
+    // CPR-P2P's ring reduce-scatter on blocks of b = bytes / p, out of place: each step
+    // compresses the outgoing block (the input's in the first step), decodes the
     // incoming partial block straight into the work buffer and reduces the input's block
     // into it (no scratch, no copy of the input), while both directions of every link
     // carry the ring's traffic. `fresh`: the call allocated the work buffer itself
@@ -351,13 +351,6 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
     let rs_cpr = |fresh: bool| {
         let work = t.burst(rs_work(fresh), all);
         steps * (work + t.cmsg(b, work))
-    };
-    // Pipelined: the transfer hides inside the chunked codec work, or the reverse. The
-    // first step's streams start on rested links. A step's work is one burst: it starts
-    // once the step before has taken its last arriving chunk (collectives/src/alg/ring.rs).
-    let rs_ccoll = |fresh: bool| {
-        let step = |wire: f64| p.alpha_s + wire.max(t.burst(rs_work(fresh), all));
-        step(t.wire_chunks(t.after_rest(b / p.ratio))) + (steps - 1.0) * step(t.wire_chunks(b / p.ratio))
     };
     // Compress-once ring allgather of whole blocks of m (the ring allreduce's): own block
     // compressed (and decoded, so that every rank holds the same values), forwarded
@@ -378,7 +371,8 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
     // arrivals decoded (and with `reduce` added into the own block) between the later
     // compressions, so after the first chunk the transfers run beside the rest of the
     // codec work, and the last chunk's decode is left after them. The Alltoall, and the
-    // Allreduce's direct reduce-scatter (collectives/src/alg/direct.rs).
+    // direct reduce-scatter of C-Coll's Allreduce, Reduce-scatter and Reduce
+    // (collectives/src/alg/direct.rs).
     let stream = |m: f64, reduce: bool| {
         let c = m / chunks(m);
         let rest = steps * m - c;
@@ -404,20 +398,22 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
             let step = work + t.cduplex(bytes, work);
             let pow2 = np.is_power_of_two();
             let rounds = (levels - if pow2 { 0.0 } else { 1.0 }) * step + if pow2 { 0.0 } else { 2.0 * step };
-            t.fresh(bytes, bytes, all) + rounds + t.unmap(bytes, all)
+            t.fresh(bytes, bytes, all) + rounds + t.unmap(bytes, bytes, all)
         }
         (Allreduce, Hierarchical) => hier_time_s(bytes, p, CColl),
         (Allreduce, CompressedDomain) => cdr_allreduce(&t, b)?,
-        // Every rank frees its work buffer as it returns.
-        (ReduceScatter, CprP2p) => rs_cpr(true) + t.unmap(bytes, all),
-        (ReduceScatter, CColl) => rs_ccoll(true) + t.unmap(bytes, all),
+        // Every rank frees its work buffer as it returns. C-Coll's direct reduce-scatter
+        // writes only the own block of it (its first write: fresh pages), which it then
+        // copies into the caller's output.
+        (ReduceScatter, CprP2p) => rs_cpr(true) + t.unmap(bytes, bytes, all),
+        (ReduceScatter, CColl) => t.fresh(b, bytes, all) + stream(b, true) + t.copy(b, all) + t.unmap(b, bytes, all),
         // Reduce = reduce-scatter + gather of the reduced blocks at the root. CPR-P2P's
         // root decodes them into a subtree buffer it allocates (then copies them out). The
         // root frees its work buffer (and that one) last.
         (Reduce, CprP2p) => {
-            rs_cpr(true) + steps * (t.cmsg(b, 0.0) + t.burst(t.decomp(b, 1) + t.fresh(b, bytes, 1), 1)) + t.comp(b, all) + 2.0 * t.unmap(bytes, 1)
+            rs_cpr(true) + steps * (t.cmsg(b, 0.0) + t.burst(t.decomp(b, 1) + t.fresh(b, bytes, 1), 1)) + t.comp(b, all) + 2.0 * t.unmap(bytes, bytes, 1)
         }
-        (Reduce, CColl) => rs_ccoll(true) + t.comp(b, all) + steps * t.cmsg(b, 0.0) + t.decomp(steps * b, 1) + t.unmap(bytes, 1),
+        (Reduce, CColl) => t.fresh(b, bytes, all) + stream(b, true) + t.comp(b, all) + steps * t.cmsg(b, 0.0) + t.decomp(steps * b, 1) + t.unmap(b, bytes, 1),
         (Bcast, CprP2p | CColl) => tree_bcast(&t, bytes, algo == CprP2p),
         (Scatter, CprP2p | CColl) => tree_scatter(&t, bytes, algo == CprP2p),
         (Gather, CprP2p) => {
@@ -438,7 +434,7 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
                 time += t.burst(decoded + code, 1) + t.cmsg(m, code);
                 decoded = t.decomp(m, 1) + t.fresh(m, 2.0 * m, 1);
             }
-            time + t.burst(decoded, 1) + t.unmap(n * bytes, 1)
+            time + t.burst(decoded, 1) + t.unmap(n * bytes, n * bytes, 1)
         }
         (Gather, CColl) => tree_gather(&t, bytes),
         // Allgather and Alltoall: every rank first copies its own block from the caller's
@@ -494,15 +490,18 @@ pub struct Ratios {
 /// reduce-scatter's partial sums compress less at every step): the heaviest steps'.
 /// C-Coll's Allgather streams chunks without steps: every rank's link carries every
 /// block but the next rank's own, so the rank that sends the most sets the pace, the
-/// heaviest sender again; so does C-Coll's Allreduce, whose direct reduce-scatter
-/// streams as an Alltoall does and whose allgather is that ring. A Scatter root
+/// heaviest sender again; so do C-Coll's Allreduce, Reduce-scatter and Reduce, whose
+/// direct reduce-scatter streams as an Alltoall does (the Allreduce's allgather is that
+/// ring). A Scatter root
 /// compresses and sends every other block once, and the call's mean counts again what
 /// inner ranks forward (on rtm at 64 MiB a block 125 against the root's 100): the
 /// heaviest sender's, the root. Bcast and Gather: the whole call's ratio (every rank
 /// forwards the same vector; the root receives every block).
 pub fn pacing_ratio(op: CollOp, algo: Algorithm, r: Ratios) -> f64 {
     match (op, algo) {
-        (CollOp::Alltoall | CollOp::Scatter, _) | (CollOp::Allgather | CollOp::Allreduce, Algorithm::CColl) => r.heaviest_sender.min(r.mean),
+        (CollOp::Alltoall | CollOp::Scatter, _) | (CollOp::Allgather | CollOp::Allreduce | CollOp::ReduceScatter | CollOp::Reduce, Algorithm::CColl) => {
+            r.heaviest_sender.min(r.mean)
+        }
         (CollOp::Allreduce | CollOp::Allgather, Algorithm::CprP2p) => r.heaviest_steps.min(r.mean),
         _ => r.mean,
     }
@@ -664,7 +663,7 @@ fn tree_scatter(t: &Terms, m: f64, recompress: bool) -> f64 {
     }
     // The last rank decodes its block into its one-block buffer, copies it into the
     // caller's and frees the buffer, alone.
-    time + t.burst(t.decomp(m, 1) + t.fresh(m, m, 1) + t.copy(m, 1) + t.unmap(m, 1), 1)
+    time + t.burst(t.decomp(m, 1) + t.fresh(m, m, 1) + t.copy(m, 1) + t.unmap(m, m, 1), 1)
 }
 
 /// C-Coll binomial-tree Gather of blocks of `m` bytes, in `k` chunks each: every other
@@ -910,9 +909,9 @@ mod tests {
         for (op, algo) in [(Allreduce, CprP2p), (Allgather, CprP2p)] {
             assert_eq!(pacing_ratio(op, algo, r), 5.4, "{op:?} {algo:?}");
         }
-        // C-Coll's Allgather and Allreduce stream without steps: the link of the rank
-        // that sends the most.
-        for op in [Allgather, Allreduce] {
+        // C-Coll's Allgather and direct reduce-scatters stream without steps: the link of
+        // the rank that sends the most.
+        for op in [Allgather, Allreduce, ReduceScatter, Reduce] {
             assert_eq!(pacing_ratio(op, CColl, r), 10.9, "{op:?}");
         }
         // Scatter: the root's own, without what inner ranks forward again.
@@ -1263,15 +1262,14 @@ mod tests {
     fn fresh_memory_is_priced_only_where_the_call_allocates() {
         let (n, b) = (64e6, 16e6);
         let extra = added_by(|p| Params { fresh_bytes_per_s: 1e9, ..p });
-        // Reduce-scatter's work buffer: each of the 3 steps decodes a 16 MB block into
-        // fresh pages (16 ms at 1 GB/s; the C-Coll step's codec work, 72 ms, is longer
-        // than its 12.8 ms transfer either way, so the whole of it shows).
-        for algo in [CprP2p, CColl] {
-            assert!(close(extra(ReduceScatter, algo, n), 3.0 * b / 1e9), "{algo:?}");
-        }
+        // Reduce-scatter's work buffer: each of CPR-P2P's 3 ring steps decodes a 16 MB
+        // block into fresh pages (16 ms at 1 GB/s); C-Coll's direct reduce-scatter
+        // writes only the own block.
+        assert!(close(extra(ReduceScatter, CprP2p, n), 3.0 * b / 1e9));
+        assert!(close(extra(ReduceScatter, CColl, n), b / 1e9));
         // Reduce: the same, and CPR-P2P's root decodes the 3 other blocks into a subtree
         // buffer of its own.
-        assert!(close(extra(Reduce, CColl, n), 3.0 * b / 1e9));
+        assert!(close(extra(Reduce, CColl, n), b / 1e9));
         assert!(close(extra(Reduce, CprP2p, n), 6.0 * b / 1e9));
         // Recursive doubling's decode scratch: the whole vector once.
         assert!(close(extra(Allreduce, RecursiveDoubling, n), n / 1e9));
@@ -1286,13 +1284,12 @@ mod tests {
     fn the_critical_rank_frees_its_buffers_as_it_returns() {
         let (n, b) = (64e6, 16e6);
         let extra = added_by(|p| Params { unmap_bytes_per_s: 1e9, ..p });
-        // Reduce-scatter: every rank its work buffer of the whole vector; Reduce: the
-        // root's, and CPR-P2P's root its subtree buffer too; recursive doubling: the
-        // decode scratch.
-        for algo in [CprP2p, CColl] {
-            assert!(close(extra(ReduceScatter, algo, n), n / 1e9), "{algo:?}");
-        }
-        assert!(close(extra(Reduce, CColl, n), n / 1e9));
+        // Reduce-scatter: every rank its work buffer of the whole vector, of which C-Coll
+        // mapped only the own block; Reduce: the root's, and CPR-P2P's root its subtree
+        // buffer too; recursive doubling: the decode scratch.
+        assert!(close(extra(ReduceScatter, CprP2p, n), n / 1e9));
+        assert!(close(extra(ReduceScatter, CColl, n), b / 1e9));
+        assert!(close(extra(Reduce, CColl, n), b / 1e9));
         assert!(close(extra(Reduce, CprP2p, n), 2.0 * n / 1e9));
         assert!(close(extra(Allreduce, RecursiveDoubling, n), n / 1e9));
         // CPR-P2P trees, blocks of 16 MB: the last leaf of a Scatter frees its one block,
@@ -1322,9 +1319,10 @@ mod tests {
         assert!(close(alloc(cap, b, Scatter, CprP2p), 4.0 * b / 1e9 + 3.0 * b / 8e9));
         assert!(close(alloc(cap, 2.0 * b, Scatter, CprP2p), 6.0 * 2.0 * b / 1e9 + 2.0 * b / 8e9));
         assert!(close(alloc(1048576.0, b, Scatter, CprP2p), 7.0 * b / 1e9));
-        // Reduce-scatter's work buffer is the whole vector: 16 MB reuses, 64 MB does not.
-        assert!(close(alloc(cap, b, ReduceScatter, CColl), 3.0 * b / 4.0 / 8e9));
-        assert!(close(alloc(cap, 4.0 * b, ReduceScatter, CColl), 3.0 * b / 1e9));
+        // Reduce-scatter's work buffer is the whole vector: 16 MB reuses, 64 MB does not
+        // (C-Coll writes its own block of it, a quarter).
+        assert!(close(alloc(cap, b, ReduceScatter, CColl), b / 4.0 / 8e9));
+        assert!(close(alloc(cap, 4.0 * b, ReduceScatter, CColl), b / 1e9));
     }
 
     #[test]
@@ -1336,6 +1334,8 @@ mod tests {
         for (op, algo) in [(Alltoall, CprP2p), (Alltoall, CColl), (Allgather, CprP2p), (Allgather, CColl)] {
             assert!(close(extra(op, algo, 1e9), b / 1e9), "{op:?} {algo:?}");
         }
+        // C-Coll's Reduce-scatter: its reduced block (a quarter) out of the work buffer.
+        assert!(close(extra(ReduceScatter, CColl, 1e9), b / 4.0 / 1e9));
         // CPR-P2P trees: Scatter's root copies the 4 blocks of the caller's input into its
         // subtree buffer, and each of the 3 ranks of the deepest path its block out of
         // its own; Gather's leaf copies its block into its buffer, the root all 4 out.

@@ -263,11 +263,15 @@ pub(crate) fn reduce_scatter<C: CommHandle, T: Value, W: Place<T> + ?Sized>(
     let (mut call, algorithm, work) = start_with_work(c, setup, send, total)?;
     let blocks = Blocks::from_counts(counts.iter().copied());
     // A compressing algorithm has its work buffer here (a rank without one failed the
-    // agreement).
+    // agreement). C-Coll reduces directly (only the own block of `work` is written, so
+    // only its pages are touched); CPR-P2P runs the ring with compressed messages.
     match (algorithm, work) {
         (Algorithm::CColl | Algorithm::CprP2p, Some(mut work)) => {
-            let style = if algorithm == Algorithm::CColl { StepStyle::Pipelined } else { StepStyle::Blocking };
-            ring::reduce_scatter(&mut call, &mut *work, Some(send), &blocks, op, style);
+            if algorithm == Algorithm::CColl {
+                direct::reduce_scatter(&mut call, &mut *work, Some(send), &blocks, op);
+            } else {
+                ring::reduce_scatter(&mut call, &mut *work, Some(send), &blocks, op, StepStyle::Blocking);
+            }
             call.copy(recv, 0..mine, &work, blocks.range(c.rank));
         }
         _ => {
@@ -300,13 +304,12 @@ pub(crate) fn reduce<C: CommHandle, T: Value, W: Place<T> + ?Sized>(
     match (algorithm, work) {
         (Algorithm::CColl | Algorithm::CprP2p, Some(mut work)) => {
             let compressed_once = algorithm == Algorithm::CColl;
-            let style = if compressed_once { StepStyle::Pipelined } else { StepStyle::Blocking };
             let blocks = Blocks::even(n, c.size);
             // C-Coll compresses each reduced block once more, on its way to the root.
             if compressed_once {
-                ring::before_once(&mut call, op, |call| ring::reduce_scatter(call, &mut *work, Some(send), &blocks, op, style));
+                ring::before_once(&mut call, op, |call| direct::reduce_scatter(call, &mut *work, Some(send), &blocks, op));
             } else {
-                ring::reduce_scatter(&mut call, &mut *work, Some(send), &blocks, op, style);
+                ring::reduce_scatter(&mut call, &mut *work, Some(send), &blocks, op, StepStyle::Blocking);
             }
             work.view(blocks.range(c.rank), |own| tree::gather(&mut call, own, recv, &blocks, root, !compressed_once));
         }

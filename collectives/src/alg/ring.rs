@@ -17,11 +17,6 @@ use crate::{ReduceOp, Value};
 /// How a reduce-scatter step moves its block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum StepStyle {
-    /// C-Coll's Reduce-scatter and Reduce: the block in pipeline chunks; receives posted
-    /// first, then each chunk is compressed and sent while the chunks that arrived
-    /// meanwhile are decompressed and reduced, polling MPI between chunks so the
-    /// transfers hide inside the codec work.
-    Pipelined,
     /// Collective-level ring: the whole block as one message, its receive posted before
     /// compressing.
     Whole,
@@ -82,18 +77,11 @@ fn step<T: Value, W: Place<T> + ?Sized>(
     scratch: &mut Option<W::Owned>,
 ) {
     let (next, prev) = (call.comm.peer(1), call.comm.peer(-1));
-    let chunk_of = |call: &Call, b: usize| match style {
-        StepStyle::Pipelined => call.chunk_values::<T>(blocks.len(b)),
-        StepStyle::Whole | StepStyle::Blocking => blocks.len(b).max(1),
-    };
     let (send_range, recv_range) = (blocks.range(send_block), blocks.range(recv_block));
-    // Pieces of each block, counted from the block's start (the split below hands each
-    // block over as a buffer of its own).
-    let local = |block: &core::ops::Range<usize>, chunk: usize| -> Vec<_> {
-        pieces(block.clone(), chunk).into_iter().map(|r| r.start - block.start..r.end - block.start).collect()
-    };
-    let send_pieces = local(&send_range, chunk_of(call, send_block));
-    let recv_pieces = local(&recv_range, chunk_of(call, recv_block));
+    // Each block moves whole, as one frame, counted from the block's start (the split
+    // below hands each block over as a buffer of its own).
+    let (send_whole, recv_whole) = (0..send_range.len(), 0..recv_range.len());
+    let (send_pieces, recv_pieces) = (core::slice::from_ref(&send_whole), core::slice::from_ref(&recv_whole));
     let post = |call: &Call| -> Vec<Pending> {
         recv_pieces.iter().map(|pr| call.comm.irecv(prev, TAG_RING, HEADER_LEN + pr.len() * T::SIZE)).collect()
     };
@@ -107,17 +95,17 @@ fn step<T: Value, W: Place<T> + ?Sized>(
         recycle(bytes);
     };
 
-    // The two blocks are disjoint: arrived chunks are reduced into one while the other
-    // compresses (on the device, several chunks at once), with no copy of either.
+    // The two blocks are disjoint: the arriving block is reduced into one while the
+    // other is compressed, with no copy of either.
     work.split_disjoint(send_range.clone(), recv_range.clone(), |reduced, incoming| {
         view_of(source.addend, recv_range, |addend| {
             view_of(source.first, send_range, |input| {
                 let outgoing = input.unwrap_or(reduced);
                 let mut recvs = if style == StepStyle::Blocking { Vec::new() } else { post(call) };
                 let mut sends = Vec::with_capacity(send_pieces.len());
-                call.frames_each(outgoing, &send_pieces, |i| i, send_pieces.len(), |call, i, frame| {
+                call.frames_each(outgoing, send_pieces, |i| i, send_pieces.len(), |call, i, frame| {
                     sends.push(call.isend::<T>(next, TAG_RING, frame, send_pieces[i].len()));
-                    // Progress between chunks: test the sends, take every chunk that has arrived.
+                    // Progress: test the send, take the block if it has arrived.
                     test_all(&mut sends);
                     take_arrived(&mut recvs, |j, bytes| absorb(call, incoming, addend, j, bytes, scratch));
                 });

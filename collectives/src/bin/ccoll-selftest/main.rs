@@ -266,8 +266,9 @@ fn library_sums(s: &mut Suite, x: &[f32], cfg: &CollConfig) -> (Vec<f32>, Vec<f3
     (want, mag)
 }
 
-/// Holds the Allreduce SUM `got` to `want` within what the call's stats allow, value by
-/// value ([`library_sums`] gives `want` and the magnitudes).
+/// Holds the SUM `got` to `want` within what the call's stats allow, value by value
+/// ([`library_sums`] gives `want` and the magnitudes; every reduction has the
+/// Allreduce's allowance).
 fn compare_sum(s: &mut Suite, name: &str, st: &CollStats, got: &[f32], (want, mag): (&[f32], &[f32])) {
     let (k, bound, p) = (st.compressions_per_value, st.error_bound.unwrap_or(f64::INFINITY), s.p);
     let allowed = |i: usize| value_allowance(CollOp::Allreduce, true, p, k, f32::EPSILON.into(), bound, f64::from(mag[i]));
@@ -318,13 +319,14 @@ fn nonfinite(s: &mut Suite, cfg: &CollConfig, label: &str) {
     }
 }
 
-/// C-Coll's Allreduce of inputs that are noise in the previous rank's block (zeros
-/// elsewhere): within its bound, and reduce-scattered directly (the collectives'
-/// `alg::direct`). There each rank's noisy block crosses one link, to its owner; the
-/// collective-level ring (`ring`) passes the partial sum that rank starts through every
-/// other rank. So where zeros code small (not ZFP's fixed rate), on three ranks or more,
-/// C-Coll sends under 0.9x the ring's compressed bytes (about `p` noisy blocks a rank
-/// against `2p - 2`).
+/// C-Coll's Allreduce and Reduce-scatter of inputs that are noise in the previous rank's
+/// block (zeros elsewhere): within their bound, and reduce-scattered directly (the
+/// collectives' `alg::direct`). There each rank's noisy block crosses one link, to its
+/// owner; a ring (the collective-level `ring` Allreduce, CPR-P2P's Reduce-scatter)
+/// passes the partial sum that rank starts through every other rank. So where zeros code
+/// small (not ZFP's fixed rate), on three ranks or more, C-Coll sends under 0.9x the
+/// ring's compressed bytes (Allreduce: about `p` noisy blocks a rank against `2p - 2`;
+/// Reduce-scatter: 1 against `p - 1`).
 fn direct_reduce_scatter(s: &mut Suite, cfg: &CollConfig, label: &str) {
     let (n, p) = (1 << 19, s.p);
     // The collectives' even blocks.
@@ -336,12 +338,26 @@ fn direct_reduce_scatter(s: &mut Suite, cfg: &CollConfig, label: &str) {
     let name = format!("{label} direct reduce-scatter allreduce c-coll");
     let mut got = vec![0f32; n];
     let (direct, ring) = (s.world.c_allreduce(&x, &mut got, ReduceOp::Sum, &cfg.with_algorithm(Algorithm::CColl)), s.world.c_allreduce(&x, &mut vec![0f32; n], ReduceOp::Sum, &cfg.with_algorithm(Algorithm::Ring)));
-    match (direct, ring) {
+    fewer_bytes(s, &name, cfg, (direct, ring), &got, (&want, &mag));
+    // Reduce-scatter on the same blocks: this rank's block of the sums.
+    let counts: Vec<usize> = (0..p).map(|b| start(b + 1) - start(b)).collect();
+    let own = start(s.rank)..start(s.rank + 1);
+    let name = format!("{label} direct reduce-scatter reduce-scatter c-coll");
+    let mut got = vec![0f32; own.len()];
+    let direct = s.world.c_reduce_scatter(&x, &mut got, &counts, ReduceOp::Sum, &cfg.with_algorithm(Algorithm::CColl));
+    let ring = s.world.c_reduce_scatter(&x, &mut vec![0f32; own.len()], &counts, ReduceOp::Sum, &cfg.with_algorithm(Algorithm::CprP2p));
+    fewer_bytes(s, &name, cfg, (direct, ring), &got, (&want[own.clone()], &mag[own]));
+}
+
+/// The check of [`direct_reduce_scatter`]: the direct call's result `got` within its
+/// bound of the sums, and its bytes under 0.9x the ring's where that applies.
+fn fewer_bytes(s: &mut Suite, name: &str, cfg: &CollConfig, calls: (collectives::Result<CollStats>, collectives::Result<CollStats>), got: &[f32], sums: (&[f32], &[f32])) {
+    match calls {
         (Ok(st), Ok(ring)) => {
-            compare_sum(s, &name, &st, &got, (&want, &mag));
+            compare_sum(s, name, &st, got, sums);
             let k = st.compressions_per_value;
             let fixed_rate = matches!(cfg.codec, Codec::Zfp { mode: ZfpMode::FixedRate { .. } });
-            if p >= 3 && k > 0 && !fixed_rate {
+            if s.p >= 3 && k > 0 && !fixed_rate {
                 let rank = s.rank;
                 s.expect(st.bytes_sent * 10 < ring.bytes_sent * 9, || format!("{name}: rank {rank} sent {} bytes, the ring {}", st.bytes_sent, ring.bytes_sent));
             }
