@@ -492,11 +492,10 @@ pub struct Ratios {
 /// block but the next rank's own, so the rank that sends the most sets the pace, the
 /// heaviest sender again; so do C-Coll's Allreduce, Reduce-scatter and Reduce, whose
 /// direct reduce-scatter streams as an Alltoall does (the Allreduce's allgather is that
-/// ring). A Scatter root
-/// compresses and sends every other block once, and the call's mean counts again what
-/// inner ranks forward (on rtm at 64 MiB a block 125 against the root's 100): the
-/// heaviest sender's, the root. Bcast and Gather: the whole call's ratio (every rank
-/// forwards the same vector; the root receives every block).
+/// ring). A Scatter root compresses and sends every other block once, and the call's
+/// mean counts again what inner ranks forward (on rtm at 64 MiB a block 125 against the
+/// root's 100): the heaviest sender's, the root. Bcast and Gather: the whole call's
+/// ratio (every rank forwards the same vector; the root receives every block).
 pub fn pacing_ratio(op: CollOp, algo: Algorithm, r: Ratios) -> f64 {
     match (op, algo) {
         (CollOp::Alltoall | CollOp::Scatter, _) | (CollOp::Allgather | CollOp::Allreduce | CollOp::ReduceScatter | CollOp::Reduce, Algorithm::CColl) => {

@@ -1,6 +1,6 @@
-//! Direct reduce-scatter (C-Coll's Allreduce and Reduce-scatter): every rank streams each
-//! block of its input straight to the block's owner, in pipeline chunks, and the owner
-//! reduces what arrives into its own block.
+//! Direct reduce-scatter (C-Coll's Allreduce, Reduce-scatter and Reduce): every rank
+//! streams each block of its input straight to the block's owner, in pipeline chunks,
+//! and the owner reduces what arrives into its own block.
 //!
 //! Against the ring's `p - 1` steps, each of which waits for the step before: every value
 //! still crosses one compression per contribution (the same `p - 1` as the ring's partial
