@@ -380,6 +380,9 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
         let transfers = steps * p.alpha_s + t.wire_chunks(t.after_rest(steps * m / p.ratio));
         t.comp(c, all) + transfers.max(t.comp(rest, all) + absorb(rest)) + absorb(c)
     };
+    // C-Coll's Reduce-scatter and Reduce: that stream into the work buffer the call
+    // allocated, of which it writes only the own block (its first write: fresh pages).
+    let rs_direct = || t.fresh(b, bytes, all) + stream(b, true);
     use Algorithm::*;
     use CollOp::*;
     let time = match (op, algo) {
@@ -402,18 +405,17 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
         }
         (Allreduce, Hierarchical) => hier_time_s(bytes, p, CColl),
         (Allreduce, CompressedDomain) => cdr_allreduce(&t, b)?,
-        // Every rank frees its work buffer as it returns. C-Coll's direct reduce-scatter
-        // writes only the own block of it (its first write: fresh pages), which it then
-        // copies into the caller's output.
+        // Every rank frees its work buffer as it returns (C-Coll's: only the own block was
+        // mapped, which it copies into the caller's output first).
         (ReduceScatter, CprP2p) => rs_cpr(true) + t.unmap(bytes, bytes, all),
-        (ReduceScatter, CColl) => t.fresh(b, bytes, all) + stream(b, true) + t.copy(b, all) + t.unmap(b, bytes, all),
+        (ReduceScatter, CColl) => rs_direct() + t.copy(b, all) + t.unmap(b, bytes, all),
         // Reduce = reduce-scatter + gather of the reduced blocks at the root. CPR-P2P's
         // root decodes them into a subtree buffer it allocates (then copies them out). The
         // root frees its work buffer (and that one) last.
         (Reduce, CprP2p) => {
             rs_cpr(true) + steps * (t.cmsg(b, 0.0) + t.burst(t.decomp(b, 1) + t.fresh(b, bytes, 1), 1)) + t.comp(b, all) + 2.0 * t.unmap(bytes, bytes, 1)
         }
-        (Reduce, CColl) => t.fresh(b, bytes, all) + stream(b, true) + t.comp(b, all) + steps * t.cmsg(b, 0.0) + t.decomp(steps * b, 1) + t.unmap(b, bytes, 1),
+        (Reduce, CColl) => rs_direct() + t.comp(b, all) + steps * t.cmsg(b, 0.0) + t.decomp(steps * b, 1) + t.unmap(b, bytes, 1),
         (Bcast, CprP2p | CColl) => tree_bcast(&t, bytes, algo == CprP2p),
         (Scatter, CprP2p | CColl) => tree_scatter(&t, bytes, algo == CprP2p),
         (Gather, CprP2p) => {
