@@ -14,8 +14,9 @@
 //! memory (our reused output; the C decoder's malloc set to recycle what its previous
 //! call freed), so neither side pays a cost the other does not. Next to them, the time
 //! of writing the output alone (a fill of the same size, into a new allocation and into
-//! the touched buffer): how close each decoder is to what one core can store. See
-//! `docs/benchmarks-szx.md`.
+//! the touched buffer, ordinary stores): how close each decoder is to what one core can
+//! store that way (ours streams into a caller's outputs of 16 MiB and more, see
+//! `szx::STREAMING_MIN_BYTES`). See `docs/benchmarks-szx.md`.
 
 use std::hint::black_box;
 
@@ -171,7 +172,10 @@ fn main() {
          zero blocks it does not write: their pages are faulted later, if ever written), and ours into a vec![0; n] \
          the caller allocated (every value written); (b) into touched memory for both (our reused output; the C SZx's \
          malloc set to recycle the memory its previous call freed): the decoders alone. fill = writing the output \
-         alone (a new allocation written through; the touched buffer filled): the store floor of one core."
+         alone with ordinary stores (a new allocation written through; the touched buffer filled): their floor on \
+         one core. Ours into a caller's output of at least {} MiB writes with streaming stores (no read of each \
+         line first), which that floor does not bind.",
+        szx::STREAMING_MIN_BYTES >> 20
     );
     match &c {
         Some(c) => println!("C SZx: {}\n", c.describe()),
@@ -243,7 +247,7 @@ fn main() {
         if above_floor.is_empty() {
             println!("\n2x the C SZx's decompression speed is below the fill speed on every row.");
         } else {
-            println!("\nRows where 2x the C SZx's decompression speed is above the fill speed (the store floor):");
+            println!("\nRows where 2x the C SZx's decompression speed is above the fill speed (ordinary stores' floor):");
             for line in &above_floor {
                 println!("- {line}");
             }

@@ -2,9 +2,9 @@
 //! (`szx::decompress_with`, zeroed memory, zero blocks not written) against decoding
 //! into memory already holding other values, on fields of zero blocks, constant blocks,
 //! signed zeros and coded blocks, mixed; one thread and several; small and large
-//! outputs (the huge-page path).
+//! outputs (the huge-page path, and the streaming stores of large caller's outputs).
 
-use codec_host::szx::{self, ErrorBound, HUGE_PAGE_MIN_BYTES};
+use codec_host::szx::{self, ErrorBound, HUGE_PAGE_MIN_BYTES, STREAMING_MIN_BYTES};
 use codec_host::{Backend, Codec, CpuExecutor, Element, Error, Shape, SzxLayout};
 
 /// A field of runs of block-sized pieces, each of a kind picked by `i`: exact `+0.0`,
@@ -113,6 +113,35 @@ fn large_outputs_decode_the_same_both_ways() {
     codec_host::decompress_into(&stream, &mut touched, &Backend::cpu()).unwrap();
     let (fresh, _) = szx::decompress::<f64>(&stream).unwrap();
     assert_eq!(bits(&fresh), bits(&touched));
+}
+
+/// Outputs large enough for streaming stores, at several starts of a caller's buffer
+/// relative to the cache lines: the same bits as the allocating decoder, which writes
+/// through the caches. A writer that misplaced the partial lines at block, run or tile
+/// edges would show here.
+#[test]
+fn streamed_outputs_decode_the_same() {
+    fn raw<T: Element>(v: &[T]) -> &[u8] {
+        // SAFETY: `T` is f32 or f64: plain bytes, no padding.
+        unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+    }
+    fn check<T: codec_host::BackendElem>(x: &[T], starts: &[usize]) {
+        let stream = Codec::szx(ErrorBound::Abs(1e-3)).compress(x, Shape::d1(x.len()), &Backend::cpu()).unwrap();
+        let (fresh, _) = szx::decompress_with::<T>(&stream, &CpuExecutor::new(1).unwrap()).unwrap();
+        let mut buf = vec![T::default(); x.len() + 16];
+        for &start in starts {
+            for threads in [1, 3] {
+                buf.iter_mut().for_each(|v| *v = fresh[start % 7]);
+                let out = &mut buf[start..start + x.len()];
+                codec_host::decompress_into(&stream, out, &Backend::with_executor(CpuExecutor::new(threads).unwrap())).unwrap();
+                assert!(raw(out) == raw(&fresh), "start {start}, {threads} threads");
+            }
+        }
+    }
+    let n = STREAMING_MIN_BYTES / 4 + 333;
+    check(&mixed(n, 4), &[0, 1, 6, 15]);
+    let x: Vec<f64> = mixed(STREAMING_MIN_BYTES / 8 + 77, 1).into_iter().map(f64::from).collect();
+    check(&x, &[0, 3]);
 }
 
 /// Every truncation and many corruptions of a stream with zero, constant and coded

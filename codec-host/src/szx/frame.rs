@@ -12,6 +12,7 @@ use codec_kernels::szx::scalar::Bits;
 use codec_kernels::szx::{encode_block, payload_len, plan_block, plan_encode_block, BlockError, BlockPlan, SzxFloat, Tolerance};
 
 use super::isa::multiversion;
+use super::stores::{Stores, Writer};
 use crate::{CpuExecutor, Element, Error, Result};
 
 /// Blocks per unit of CPU work (8192 values at the default block size).
@@ -160,8 +161,7 @@ struct DecodeTile<'a, T> {
     /// Bytes of the tile's own payloads.
     payload_len: usize,
     out: &'a mut [T],
-    /// `out` holds `+0.0` already: zero blocks are left as they are.
-    zeroed: bool,
+    stores: Stores,
 }
 
 /// The payload length of a block and, for a coded block, the advance in the size table.
@@ -195,15 +195,15 @@ fn frame_head(chunk: usize, frame: &[u8], blocks: usize) -> Result<(&[u8], &[u8]
 /// The frame of chunk `chunk` (whose values are `out`) as one tile, for one thread:
 /// no pass over its blocks first, the decoder checks every state byte, and that the
 /// blocks fill the frame exactly, as it goes.
-fn frame_tile<'a, T: Element>(chunk: usize, frame: &'a [u8], block: usize, out: &'a mut [T], zeroed: bool) -> Result<DecodeTile<'a, T>> {
+fn frame_tile<'a, T: Element>(chunk: usize, frame: &'a [u8], block: usize, out: &'a mut [T], stores: Stores) -> Result<DecodeTile<'a, T>> {
     let (states, sizes, payload_at) = frame_head(chunk, frame, out.len().div_ceil(block))?;
-    Ok(DecodeTile { chunk, first_block: 0, states, sizes, payloads: &frame[payload_at..], payload_len: frame.len() - payload_at, out, zeroed })
+    Ok(DecodeTile { chunk, first_block: 0, states, sizes, payloads: &frame[payload_at..], payload_len: frame.len() - payload_at, out, stores })
 }
 
 /// Cuts the frame of chunk `chunk` (whose values are `out`) into decode tiles for
 /// several threads, checking every state byte and that the blocks fill the frame
 /// exactly.
-fn frame_tiles<'a, T: Element>(chunk: usize, frame: &'a [u8], block: usize, out: &'a mut [T], zeroed: bool, tiles: &mut Vec<DecodeTile<'a, T>>) -> Result<()> {
+fn frame_tiles<'a, T: Element>(chunk: usize, frame: &'a [u8], block: usize, out: &'a mut [T], stores: Stores, tiles: &mut Vec<DecodeTile<'a, T>>) -> Result<()> {
     let blocks = out.len().div_ceil(block);
     let (states, sizes, payload_at) = frame_head(chunk, frame, blocks)?;
     let (mut rank, mut pos) = (0usize, payload_at);
@@ -223,7 +223,7 @@ fn frame_tiles<'a, T: Element>(chunk: usize, frame: &'a [u8], block: usize, out:
             return Err(Error::Corrupt(format!("SZx chunk {chunk}: blocks run past the chunk's end")));
         }
         let (payloads, payload_len) = (&frame[start..], pos - start);
-        tiles.push(DecodeTile { chunk, first_block: first, states: tile_states, sizes: &sizes[tile_rank * SIZE_ENTRY_BYTES..], payloads, payload_len, out: tile_out, zeroed });
+        tiles.push(DecodeTile { chunk, first_block: first, states: tile_states, sizes: &sizes[tile_rank * SIZE_ENTRY_BYTES..], payloads, payload_len, out: tile_out, stores });
     }
     if pos != frame.len() {
         return Err(Error::Corrupt(format!("SZx chunk {chunk}: blocks take {pos} bytes of {}", frame.len())));
@@ -239,8 +239,9 @@ multiversion! {
 #[inline(always)]
 fn decode_tile_body<T: Element>(tile: DecodeTile<'_, T>, block: usize, ops: impl GroupOps) -> Result<()> {
     let (mut rank, mut pos) = (0usize, 0usize);
-    let (states, out) = (tile.states, tile.out);
+    let states = tile.states;
     let payloads = &tile.payloads[..tile.payload_len];
+    let mut out = Writer::new(tile.out, tile.stores, block);
     let n = out.len();
     let mut j = 0;
     while let Some(&s) = states.get(j) {
@@ -249,9 +250,7 @@ fn decode_tile_body<T: Element>(tile: DecodeTile<'_, T>, block: usize, ops: impl
         // fields: one fill each.
         if s == state::ZERO {
             let run = states[j..].iter().take_while(|&&s| s == state::ZERO).count();
-            if !tile.zeroed {
-                out[at..(at + run * block).min(n)].fill(<T as SzxFloat>::ZERO);
-            }
+            out.zeros(at, (run * block).min(n - at));
             j += run;
             continue;
         }
@@ -267,17 +266,18 @@ fn decode_tile_body<T: Element>(tile: DecodeTile<'_, T>, block: usize, ops: impl
                 .take_while(|&(k, &s)| s == state::CONST && payloads.get(pos + (k + 1) * w..pos + (k + 2) * w) == Some(value))
                 .count();
             let v = <T as SzxFloat>::from_bits(<<T as SzxFloat>::Bits as Bits>::load_le(value));
-            out[at..(at + run * block).min(n)].fill(v);
+            out.fill(at, (run * block).min(n - at), v);
             pos += run * w;
             j += run;
             continue;
         }
-        let x = &mut out[at..(at + block).min(n)];
-        let len = block_len::<T>(s, x.len(), tile.sizes, &mut rank).map_err(fail)?;
+        let x_len = block.min(n - at);
+        let len = block_len::<T>(s, x_len, tile.sizes, &mut rank).map_err(fail)?;
         if pos + len > payloads.len() {
             return Err(fail(BlockError::BadLength));
         }
-        decode_block_padded(s, &tile.payloads[pos..], len, x, ops).map_err(fail)?;
+        decode_block_padded(s, &tile.payloads[pos..], len, out.target(at, x_len), ops).map_err(fail)?;
+        out.flush(x_len);
         pos += len;
         j += 1;
     }
@@ -287,22 +287,22 @@ fn decode_tile_body<T: Element>(tile: DecodeTile<'_, T>, block: usize, ops: impl
     Ok(())
 }
 
-/// Decodes frames: each item is (chunk index, frame bytes, the chunk's values). With
-/// `zeroed`, the values hold `+0.0` already and zero blocks are not written. On one
+/// Decodes frames: each item is (chunk index, frame bytes, the chunk's values), written
+/// with `stores`. On one
 /// thread each frame is one tile, checked as it is decoded; on several, the frames are
 /// cut into tiles first (a pass over the block states and sizes), decoded in parallel.
 pub(super) fn read_frames<'a, T: Element>(
     frames: impl IntoIterator<Item = (usize, &'a [u8], &'a mut [T])>,
     block: usize,
-    zeroed: bool,
+    stores: Stores,
     exec: &CpuExecutor,
 ) -> Result<()> {
     if exec.threads() == 1 {
-        return frames.into_iter().try_for_each(|(chunk, frame, out)| decode_tile(frame_tile(chunk, frame, block, out, zeroed)?, block));
+        return frames.into_iter().try_for_each(|(chunk, frame, out)| decode_tile(frame_tile(chunk, frame, block, out, stores)?, block));
     }
     let mut tiles = Vec::new();
     for (chunk, frame, out) in frames {
-        frame_tiles(chunk, frame, block, out, zeroed, &mut tiles)?;
+        frame_tiles(chunk, frame, block, out, stores, &mut tiles)?;
     }
     run_pieces(exec, tiles, |t| decode_tile(t, block))
 }

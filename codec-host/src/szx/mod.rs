@@ -28,12 +28,15 @@ mod isa;
 mod output;
 pub mod pipelined;
 pub mod reduce;
+mod stores;
 
 use codec_kernels::szx::{BlockKind, BlockPlan, Tolerance};
 
 pub use header::{SzxHeader, CHUNK_ENTRY_LEN, HEADER_LEN, MAGIC, MAX_CHUNK_VALUES, VERSION};
 pub use codec_kernels::szx::MAX_BLOCK_SIZE;
 pub use output::HUGE_PAGE_MIN_BYTES;
+pub use stores::STREAMING_MIN_BYTES;
+use stores::Stores;
 
 use crate::{CpuExecutor, Element, Error, Result, Shape, StreamInfo};
 
@@ -81,13 +84,13 @@ pub fn max_compressed_len<T: Element>(n: usize, opts: &SzxOptions) -> usize {
 pub(crate) fn decompress_into<T: Element>(stream: &[u8], out: &mut [T], exec: &CpuExecutor) -> Result<SzxHeader> {
     let header = SzxHeader::read(stream)?;
     let out = check_output(&header, out)?;
-    decode_frames(stream, &header, out, false, exec)?;
+    decode_frames(stream, &header, out, Stores::for_output(out), exec)?;
     Ok(header)
 }
 
-/// Decodes the chunks of `stream` (whose header is `header`) into `out`, its values;
-/// with `zeroed`, `out` holds `+0.0` everywhere already and zero blocks are not written.
-fn decode_frames<T: Element>(stream: &[u8], header: &SzxHeader, out: &mut [T], zeroed: bool, exec: &CpuExecutor) -> Result<()> {
+/// Decodes the chunks of `stream` (whose header is `header`) into `out`, its values,
+/// written with `stores`.
+fn decode_frames<T: Element>(stream: &[u8], header: &SzxHeader, out: &mut [T], stores: Stores, exec: &CpuExecutor) -> Result<()> {
     let (lens, _) = header.chunk_lens(stream)?;
     let mut at = header.prefix_len();
     let frames = lens.zip(out.chunks_mut(header.chunk_values)).enumerate().map(|(i, (len, values))| {
@@ -95,7 +98,7 @@ fn decode_frames<T: Element>(stream: &[u8], header: &SzxHeader, out: &mut [T], z
         at += len;
         (i, frame, values)
     });
-    frame::read_frames(frames, header.block_size, zeroed, exec)
+    frame::read_frames(frames, header.block_size, stores, exec)
 }
 
 /// Decodes an SZx stream into a new vector, on the shared executor (see
@@ -127,7 +130,7 @@ pub fn decompress_with<T: Element>(stream: &[u8], exec: &CpuExecutor) -> Result<
     if output::dense(stream) {
         output::advise_huge_pages(&mut out);
     }
-    decode_frames(stream, &header, &mut out, true, exec)?;
+    decode_frames(stream, &header, &mut out, Stores::Zeroed, exec)?;
     Ok((out, header))
 }
 

@@ -38,6 +38,7 @@ use core::ops::Range;
 use codec_kernels::szx::{BlockPlan, Tolerance};
 
 use super::header::{SzxHeader, CHUNK_ENTRY_LEN, HEADER_LEN};
+use super::stores::Stores;
 use super::{bound_len, check_output, empty_plan, encode_stream, encode_to_vec, frame, prepare, ErrorBound, SzxOptions};
 use crate::{CpuExecutor, Element, Error, Result, Shape};
 
@@ -223,7 +224,7 @@ impl Decoder {
         }
         let values = self.header.chunk_values(index);
         let out = &mut check_output(&self.header, out)?[values.clone()];
-        frame::read_frames([(index, chunk, out)], self.header.block_size, false, exec)?;
+        frame::read_frames([(index, chunk, out)], self.header.block_size, Stores::Cached, exec)?;
         Ok(values)
     }
 
@@ -245,7 +246,7 @@ impl Decoder {
             let len = u32::from_le_bytes([e[0], e[1], e[2], e[3]]) as usize;
             let Some(chunk) = received.get(self.next_at..self.next_at + len) else { break };
             let values = self.header.chunk_values(self.next);
-            frame::read_frames([(self.next, chunk, &mut out[values.clone()])], self.header.block_size, false, exec)?;
+            frame::read_frames([(self.next, chunk, &mut out[values.clone()])], self.header.block_size, Stores::Cached, exec)?;
             on_chunk(&ChunkDone { index: self.next, values, bytes: self.next_at..self.next_at + len });
             self.next += 1;
             self.next_at += len;
