@@ -192,11 +192,11 @@ mod x86 {
     /// Copies `src` into `dst`, whole lines on line boundaries, with streaming stores.
     ///
     /// # Safety
-    /// The CPU must have AVX; `dst` must start on a line boundary and hold whole lines,
-    /// and `src` must be as long.
+    /// The CPU must have AVX; `dst` must be empty or start on a line boundary, hold
+    /// whole lines, and `src` must be as long.
     #[target_feature(enable = "avx")]
     pub(super) unsafe fn stream_copy<T: Copy>(dst: &mut [T], src: &[T]) {
-        debug_assert!(dst.as_ptr().cast::<u8>().align_offset(LINE) == 0 && size_of_val(dst).is_multiple_of(LINE) && src.len() == dst.len());
+        debug_assert!((dst.is_empty() || dst.as_ptr().cast::<u8>().align_offset(LINE) == 0) && size_of_val(dst).is_multiple_of(LINE) && src.len() == dst.len());
         let lanes = STORE / size_of::<T>();
         for (d, s) in dst.chunks_exact_mut(lanes).zip(src.chunks_exact(lanes)) {
             // SAFETY: `d` is 32 bytes on a 32-byte boundary and `s` 32 bytes (the
@@ -212,7 +212,7 @@ mod x86 {
     /// As for [`stream_copy`].
     #[target_feature(enable = "avx")]
     pub(super) unsafe fn stream_fill<T: Copy>(dst: &mut [T], v: T) {
-        debug_assert!(dst.as_ptr().cast::<u8>().align_offset(LINE) == 0 && size_of_val(dst).is_multiple_of(LINE));
+        debug_assert!((dst.is_empty() || dst.as_ptr().cast::<u8>().align_offset(LINE) == 0) && size_of_val(dst).is_multiple_of(LINE));
         // Eight values hold at least 32 bytes of `v` repeated (T is 4 or 8 bytes).
         let pattern = [v; 8];
         assert!(size_of_val(&pattern) >= STORE);
