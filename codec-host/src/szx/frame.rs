@@ -11,7 +11,7 @@ use codec_kernels::szx::group_ops::GroupOps;
 use codec_kernels::szx::scalar::Bits;
 use codec_kernels::szx::{encode_block, payload_len, plan_block, plan_encode_block, BlockError, BlockPlan, SzxFloat, Tolerance};
 
-use super::isa::multiversion;
+use super::isa::{multiversion, prefetch_ahead};
 use super::stores::{Stores, Writer};
 use crate::{CpuExecutor, Element, Error, Result};
 
@@ -45,32 +45,6 @@ fn plan_tile_body<T: Element>(xs: &[T], block: usize, tol: &Tolerance<T>, ps: &m
     for (k, (x, p)) in xs.chunks(block).zip(ps).enumerate() {
         prefetch_ahead(xs, k * block, block);
         *p = plan_block(x, tol);
-    }
-}
-
-/// How far ahead of the block being planned its input is prefetched: four blocks of
-/// f32 at the default size. The hardware prefetcher alone left the block statistics
-/// waiting for memory: on a Xeon (2026-11-28; one thread, medians of 9, interleaved)
-/// prefetching 1 to 4 KiB ahead in the one-thread fused pass compressed `rtm` and
-/// `seaice` at 1e-3 10% to 21% faster, `smooth3d` (bound by its coding, not by memory)
-/// unchanged.
-const PREFETCH_AHEAD_BYTES: usize = 2048;
-
-/// Asks the caches for `len` values of `xs` [`PREFETCH_AHEAD_BYTES`] past `at` (as far
-/// as `xs` goes); no effect on other processors.
-#[inline(always)]
-fn prefetch_ahead<T>(xs: &[T], at: usize, len: usize) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let from = (at + PREFETCH_AHEAD_BYTES / size_of::<T>()).min(xs.len());
-        let ahead = &xs[from..(from + len).min(xs.len())];
-        let start = ahead.as_ptr().cast::<i8>();
-        for line in (0..size_of_val(ahead)).step_by(64) {
-            // SAFETY: SSE is part of x86-64; a prefetch reads nothing into the program
-            // and cannot fault, and the address is inside `xs`.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(start.add(line)) };
-        }
     }
 }
 

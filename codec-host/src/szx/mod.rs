@@ -24,7 +24,7 @@
 
 mod frame;
 mod header;
-mod isa;
+pub(crate) mod isa;
 mod output;
 pub mod pipelined;
 pub mod reduce;
