@@ -63,8 +63,8 @@ macro_rules! multiversion {
 pub(crate) use multiversion;
 
 /// How far ahead of the values being read their input is prefetched (the encoder's
-/// block passes, the value-range scan): four blocks of f32 at the default size. The hardware prefetcher alone left the block statistics
-/// waiting for memory: on a Xeon (2026-11-28; one thread, medians of 9, interleaved)
+/// block passes, the value-range scan): four blocks of f32 at the default size. The
+/// hardware prefetcher alone left the block statistics waiting for memory: on a Xeon (2026-11-28; one thread, medians of 9, interleaved)
 /// prefetching 1 to 4 KiB ahead in the one-thread fused pass compressed `rtm` and
 /// `seaice` at 1e-3 10% to 21% faster, `smooth3d` (bound by its coding, not by memory)
 /// unchanged.
