@@ -88,9 +88,10 @@ pub trait Element:
 const RANGE_LANES: usize = 16;
 
 crate::szx::isa::multiversion! {
-    /// [`Element::finite_range`], in the best copy the CPU runs: the baseline one (SSE2)
-    /// scanned a 64 MiB field at 6.0 to 6.2 GB/s on a Xeon (2026-11-28, one thread, out
-    /// of the caches, medians of 7), the AVX-512 one with the prefetch at 8.9 to 9.0.
+    /// [`Element::finite_range`], in the best copy the CPU runs: compiled for the
+    /// baseline (SSE2), a standalone copy scanned a 64 MiB field at 6.0 to 6.2 GB/s on
+    /// a Xeon (2026-11-28, one thread, out of the caches, medians of 7), for AVX-512
+    /// and with the prefetch at 8.9 to 9.0.
     fn range_of(values: &[T]) -> Option<(f64, f64)> = finite_range_body;
 }
 

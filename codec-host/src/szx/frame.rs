@@ -290,9 +290,9 @@ fn decode_tile_body<T: Element>(tile: DecodeTile<'_, T>, block: usize, ops: impl
 }
 
 /// Decodes frames: each item is (chunk index, frame bytes, the chunk's values), written
-/// with `stores`. On one
-/// thread each frame is one tile, checked as it is decoded; on several, the frames are
-/// cut into tiles first (a pass over the block states and sizes), decoded in parallel.
+/// with `stores`. On one thread each frame is one tile, checked as it is decoded; on
+/// several, the frames are cut into tiles first (a pass over the block states and
+/// sizes), decoded in parallel.
 pub(super) fn read_frames<'a, T: Element>(
     frames: impl IntoIterator<Item = (usize, &'a [u8], &'a mut [T])>,
     block: usize,
