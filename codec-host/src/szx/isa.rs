@@ -64,10 +64,10 @@ pub(crate) use multiversion;
 
 /// How far ahead of the values being read their input is prefetched (the encoder's
 /// block passes, the value-range scan): four blocks of f32 at the default size. The
-/// hardware prefetcher alone left the block statistics waiting for memory: on a Xeon (2026-11-28; one thread, medians of 9, interleaved)
-/// prefetching 1 to 4 KiB ahead in the one-thread fused pass compressed `rtm` and
-/// `seaice` at 1e-3 10% to 21% faster, `smooth3d` (bound by its coding, not by memory)
-/// unchanged.
+/// hardware prefetcher alone left the block statistics waiting for memory: on a Xeon
+/// (2026-11-28; one thread, medians of 9, interleaved) prefetching 1 to 4 KiB ahead in
+/// the one-thread fused pass compressed `rtm` and `seaice` at 1e-3 10% to 21% faster,
+/// `smooth3d` (bound by its coding, not by memory) unchanged.
 pub(crate) const PREFETCH_AHEAD_BYTES: usize = 2048;
 
 /// Asks the caches for `len` values of `xs` [`PREFETCH_AHEAD_BYTES`] past `at` (as far

@@ -116,17 +116,19 @@ impl<'a, T: Element> Writer<'a, T> {
                 self.pending += to_line;
                 self.stream_lines();
                 let (at, len) = (at + to_line, len - to_line);
-                if self.pending == 0 {
-                    let lines = len / (LINE / size_of::<T>()) * (LINE / size_of::<T>());
-                    // SAFETY: a streaming writer exists only where the CPU has AVX
-                    // (`for_output`); `out[at..]` starts on a line boundary.
-                    unsafe { x86::stream_fill(&mut self.out[at..at + lines], v) };
-                    self.done = at + lines;
-                    self.staging[..len - lines].fill(v);
-                    self.pending = len - lines;
-                } else {
-                    debug_assert_eq!(len, 0);
+                if len == 0 {
+                    return;
                 }
+                // The staged line was completed and streamed: `out[at..]` starts on a
+                // line boundary with nothing staged.
+                debug_assert_eq!(self.pending, 0);
+                let lines = len / (LINE / size_of::<T>()) * (LINE / size_of::<T>());
+                // SAFETY: a streaming writer exists only where the CPU has AVX
+                // (`for_output`); `out[at..]` starts on a line boundary.
+                unsafe { x86::stream_fill(&mut self.out[at..at + lines], v) };
+                self.done = at + lines;
+                self.staging[..len - lines].fill(v);
+                self.pending = len - lines;
             }
         }
     }
