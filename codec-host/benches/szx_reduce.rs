@@ -7,7 +7,9 @@
 //! the absolute bound that the relative bound `1e-3` gives over both (the bound an
 //! Allreduce agrees on). `CCOLL_SZX_BENCH_REPS` sets the repetitions (median kept,
 //! default 5), `CCOLL_SZX_BENCH_QUICK=1` uses 1 Mi values. Also run on a reduced stream
-//! and a third field, as the second step of a ring does. See docs/collectives.md.
+//! and a third field, as the second step of a ring does. Last, a stream added into an
+//! accumulator (the reduce-scatter's step) by decoding into a buffer and adding it,
+//! against `codec_host::decompress_reduce`. See docs/collectives.md.
 
 use std::hint::black_box;
 
@@ -111,4 +113,21 @@ fn main() {
             ops * e + e
         );
     }
+    // An Allreduce's reduce-scatter adds each arriving stream into its block: decode
+    // into a buffer and add it, against adding the values as they are decoded.
+    let (mut t_sep, mut t_fused) = (Vec::new(), Vec::new());
+    let (mut sep, mut fused, mut values) = (fields[0].clone(), fields[0].clone(), vec![0f32; len]);
+    for _ in 0..reps {
+        let (t, ()) = timed(|| {
+            codec_host::decompress_into(black_box(&streams[1]), &mut values, &one).expect("decompress");
+            elementwise::reduce(exec, ReduceOp::Sum, &mut sep, &values).expect("add");
+        });
+        t_sep.push(t);
+        let (t, _) = timed(|| codec_host::decompress_reduce(black_box(&streams[1]), &mut fused, ReduceOp::Sum, &one).expect("decompress_reduce"));
+        t_fused.push(t);
+    }
+    assert!(sep.iter().zip(&fused).all(|(a, b)| a.to_bits() == b.to_bits()), "the two ways of adding a stream differ");
+    let (m_sep, m_fused) = (median(t_sep), median(t_fused));
+    println!("\n{:<14} {:>10} {:>10} {:>8}", "acc += b", "dec+add s", "fused s", "speedup");
+    println!("{:<14} {m_sep:>10.4} {m_fused:>10.4} {:>7.2}x   (same bits; acc repeatedly += b, {reps} times)", "a + b", m_sep / m_fused);
 }

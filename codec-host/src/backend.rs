@@ -50,9 +50,9 @@ pub trait BackendElem: crate::cuda::GpuElement {}
 impl<T: crate::cuda::GpuElement> BackendElem for T {}
 /// The element types every backend computes on (`f32`, `f64`).
 #[cfg(not(feature = "cuda"))]
-pub trait BackendElem: codec_kernels::reduce::ReduceElem + crate::Element {}
+pub trait BackendElem: crate::Element {}
 #[cfg(not(feature = "cuda"))]
-impl<T: codec_kernels::reduce::ReduceElem + crate::Element> BackendElem for T {}
+impl<T: crate::Element> BackendElem for T {}
 
 impl Backend {
     /// CUDA on the first device if one answers, else the shared CPU executor, with the
@@ -150,6 +150,23 @@ impl Backend {
             #[cfg(feature = "cuda")]
             Inner::Cuda(g) => g.decompress_into(stream, out),
         }
+    }
+
+    /// [`crate::decompress_reduce`] on this backend.
+    pub(crate) fn decompress_reduce<T: BackendElem>(&self, stream: &[u8], acc: &mut [T], op: ReduceOp) -> Result<StreamInfo> {
+        if let (Inner::Cpu(_), true) = (&self.inner, crate::szx::is_szx(stream)) {
+            let info = crate::szx::inspect(stream)?;
+            crate::szx::decompress_reduce(stream, acc, op, self.cpu_exec())?;
+            return Ok(info);
+        }
+        let info = crate::codec::inspect(stream)?;
+        let (n, got) = (info.shape.len(), acc.len());
+        // The caller's buffer, not the stream, vouches for the vector's size.
+        let acc = acc.get_mut(..n).ok_or(Error::BufferTooSmall { needed: n, got })?;
+        let mut values = vec![T::default(); n];
+        self.decompress_into(stream, &mut values)?;
+        self.reduce(op, acc, &values)?;
+        Ok(info)
     }
 
     /// `acc[i] = acc[i] op src[i]` (MPI semantics, see [`ReduceOp`]).

@@ -3,6 +3,7 @@
 use core::fmt;
 use core::str::FromStr;
 
+use crate::elementwise::ReduceOp;
 use crate::szx::{self, ErrorBound, SzxOptions};
 use crate::{zfp, Backend, BackendElem, CpuExecutor, ElemType, Element, Error, Result, Shape};
 
@@ -208,6 +209,17 @@ pub fn decompress_on<'a, T: BackendElem>(
     stream: &crate::cuda::GpuStream,
 ) -> Result<crate::cuda::PendingDecompress<'a>> {
     backend.device()?.decompress_on(stream, input, out)
+}
+
+/// Reduces the values `v` that `stream` (any ccoll or zfp stream) decodes to into the
+/// first values of `acc`, `acc[i] = acc[i] op v[i]`, on `backend`: bit for bit what
+/// [`decompress_into`] and [`Backend::reduce`] give. SZx streams on the CPU are reduced
+/// as they are decoded, with no buffer for their values (a pass over memory fewer);
+/// the others are decoded into a vector of their length first. `acc` must hold at
+/// least as many values as the stream declares; on an error its values are
+/// unspecified. Returns what the header said.
+pub fn decompress_reduce<T: BackendElem>(stream: &[u8], acc: &mut [T], op: ReduceOp, backend: &Backend) -> Result<StreamInfo> {
+    backend.decompress_reduce(stream, acc, op)
 }
 
 /// The CPU path of [`decompress_into`], on `exec`.

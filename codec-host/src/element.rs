@@ -65,6 +65,7 @@ pub trait Element:
     + sealed::Sealed
     + codec_kernels::zfp::Scalar
     + codec_kernels::szx::SzxFloat
+    + codec_kernels::reduce::ReduceElem
 {
     /// The runtime tag.
     const TYPE: ElemType;

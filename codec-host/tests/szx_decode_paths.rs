@@ -5,6 +5,7 @@
 //! outputs (the huge-page path, and the streaming stores of large caller's outputs).
 
 use codec_host::szx::{self, ErrorBound, HUGE_PAGE_MIN_BYTES, STREAMING_MIN_BYTES};
+use codec_host::elementwise::ReduceOp;
 use codec_host::{Backend, Codec, CpuExecutor, Element, Error, Shape, SzxLayout};
 
 /// A field of runs of block-sized pieces, each of a kind picked by `i`: exact `+0.0`,
@@ -141,6 +142,53 @@ fn streamed_outputs_decode_the_same() {
     check(&mixed(n, 4), &[0, 1, 6, 15]);
     let x: Vec<f64> = mixed(STREAMING_MIN_BYTES / 8 + 77, 1).into_iter().map(f64::from).collect();
     check(&x, &[0, 3]);
+}
+
+/// Reducing as it decodes gives the bits of decoding and then reducing, for every
+/// operation, on fields of every block kind (one thread and several, plain and
+/// pipelined streams, f32 and f64), into accumulators holding signed zeros,
+/// infinities and NaN; zfp streams take the decode-then-reduce path. Cut streams are
+/// errors, as is an accumulator shorter than the stream.
+#[test]
+fn reducing_decoder_equals_decode_then_reduce() {
+    fn check<T: codec_host::BackendElem>(x: &[T], acc: &[T], codecs: &[Codec]) {
+        let cpu = Backend::cpu();
+        for codec in codecs {
+            let stream = codec.compress(x, Shape::d1(x.len()), &cpu).unwrap();
+            let mut decoded = vec![T::default(); x.len()];
+            codec_host::decompress_into(&stream, &mut decoded, &cpu).unwrap();
+            for op in ReduceOp::ALL {
+                let mut want = acc.to_vec();
+                cpu.reduce(op, &mut want, &decoded).unwrap();
+                for threads in [1, 3] {
+                    let backend = Backend::with_executor(CpuExecutor::new(threads).unwrap());
+                    // A longer accumulator: the values after the stream's are left alone.
+                    let mut got = acc.to_vec();
+                    got.push(acc[0]);
+                    let info = codec_host::decompress_reduce(&stream, &mut got, op, &backend).unwrap();
+                    assert_eq!(info.shape.len(), x.len());
+                    assert!(bits(&got[..x.len()]) == bits(&want) && bits(&got[x.len()..]) == bits(&acc[..1]), "{codec} {op:?}, {threads} threads");
+                }
+            }
+            let mut short = acc[1..].to_vec();
+            assert!(matches!(codec_host::decompress_reduce(&stream, &mut short, ReduceOp::Sum, &cpu), Err(Error::BufferTooSmall { .. })), "{codec}");
+            for cut in (0..stream.len()).step_by(stream.len() / 50 + 1) {
+                assert!(codec_host::decompress_reduce(&stream[..cut], &mut acc.to_vec(), ReduceOp::Sum, &cpu).is_err(), "{codec}, cut at {cut}");
+            }
+        }
+    }
+    let codecs = [
+        Codec::szx(ErrorBound::Abs(1e-3)),
+        Codec::szx(ErrorBound::Abs(0.0)),
+        Codec::Szx { bound: ErrorBound::Abs(1e-2), layout: SzxLayout::Pipelined { chunk_values: 128 * 30 } },
+        Codec::zfp_accuracy(1e-3),
+    ];
+    let n = 128 * 7 * 20 + 61;
+    let specials = [-0.0, 0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 1e30, -2.5];
+    let acc: Vec<f32> = (0..n).map(|i| if i % 5 == 0 { specials[i / 5 % specials.len()] } else { (i as f32 * 0.21).cos() * 30.0 }).collect();
+    check(&mixed(n, 3), &acc, &codecs);
+    let wide = |v: Vec<f32>| v.into_iter().map(f64::from).collect::<Vec<f64>>();
+    check(&wide(mixed(n, 6)), &wide(acc), &codecs);
 }
 
 /// Every truncation and many corruptions of a stream with zero, constant and coded

@@ -116,9 +116,22 @@ pub fn reduce_body<T: ReduceElem>(g: Grid, op: ReduceOp, acc: &SharedOut<'_, T>,
 /// plain loop over the tile, which the compiler vectorises.
 #[inline(always)]
 pub fn reduce_tile<T: ReduceElem>(op: ReduceOp, acc: &mut [T], src: &[T]) {
+    reduce_each(op, acc, src.iter().copied());
+}
+
+/// `acc[i] = combine(op, acc[i], v)` for every `i`: [`reduce_tile`] against one value
+/// (a decoder's constant block).
+#[inline(always)]
+pub fn reduce_tile_const<T: ReduceElem>(op: ReduceOp, acc: &mut [T], v: T) {
+    reduce_each(op, acc, core::iter::repeat(v));
+}
+
+/// `acc[i] = combine(op, acc[i], src_i)` for the values of `src` in turn.
+#[inline(always)]
+fn reduce_each<T: ReduceElem>(op: ReduceOp, acc: &mut [T], src: impl Iterator<Item = T>) {
     #[inline(always)]
-    fn each<T: ReduceElem>(acc: &mut [T], src: &[T], f: impl Fn(T, T) -> T) {
-        for (a, &b) in acc.iter_mut().zip(src) {
+    fn each<T: ReduceElem>(acc: &mut [T], src: impl Iterator<Item = T>, f: impl Fn(T, T) -> T) {
+        for (a, b) in acc.iter_mut().zip(src) {
             *a = f(*a, b);
         }
     }
@@ -169,6 +182,21 @@ mod tests {
                     assert!(x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()), "{op:?} {a} {b}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn tiles_combine_in_place() {
+        for op in ReduceOp::ALL {
+            let (acc, src) = ([1.5f64, -0.0, 4.0, -2.0], [2.0f64, 0.0, -8.0, -2.0]);
+            let mut tile = acc;
+            reduce_tile(op, &mut tile, &src);
+            let want: [f64; 4] = core::array::from_fn(|i| combine(op, acc[i], src[i]));
+            assert_eq!(tile.map(f64::to_bits), want.map(f64::to_bits), "{op:?}");
+            let mut tile = acc;
+            reduce_tile_const(op, &mut tile, -3.0);
+            let want: [f64; 4] = core::array::from_fn(|i| combine(op, acc[i], -3.0));
+            assert_eq!(tile, want, "{op:?}");
         }
     }
 

@@ -441,21 +441,28 @@ impl Call {
     /// false (and records the error) if the frame is not what `want` says or does not
     /// decode; `work[range]` is then unspecified.
     pub fn decode_at<T: Value, W: Place<T> + ?Sized>(&mut self, peer: usize, bytes: &[u8], want: &Expect, work: &mut W, range: Range<usize>) -> bool {
-        let bad = |reason: String| CollError::BadMessage { peer, reason };
+        self.decode_frame(peer, bytes, want, range.len(), |codec, payload, raw| match raw {
+            true => work.read_le(payload, range),
+            false => work.decompress(codec, payload, range),
+        })
+    }
+
+    /// Checks the frame `bytes` from `peer`, of `values` values, and hands its payload to
+    /// `decode` with the decoder and whether the payload is raw. Returns false (and
+    /// records the error) if the frame is not what `want` says or `decode` fails.
+    fn decode_frame(&mut self, peer: usize, bytes: &[u8], want: &Expect, values: usize, decode: impl FnOnce(&HostCodec, &[u8], bool) -> codec_host::Result<()>) -> bool {
         let Some(header) = self.checked_header(peer, bytes, want) else { return false };
-        let payload = &bytes[HEADER_LEN..];
-        if header.flags & RAW != 0 {
-            return match work.read_le(payload, range) {
-                Ok(()) => true,
-                Err(e) => self.reject(e.into()),
-            };
+        let raw = header.flags & RAW != 0;
+        if !raw {
+            self.stats.values_decompressed += values as u64;
         }
-        self.stats.values_decompressed += range.len() as u64;
-        match work.decompress(&self.decoder, payload, range) {
+        match decode(&self.decoder, &bytes[HEADER_LEN..], raw) {
             Ok(()) => true,
-            // The device failed this rank (an allocation, a launch): not the peer's doing.
+            // A raw payload's length was checked with the header; the device failed this
+            // rank (an allocation, a launch): not the peer's doing.
+            Err(e) if raw => self.reject(e.into()),
             Err(e @ codec_host::Error::Gpu(_)) => self.reject(e.into()),
-            Err(e) => self.reject(bad(format!("payload does not decode: {e}"))),
+            Err(e) => self.reject(CollError::BadMessage { peer, reason: format!("payload does not decode: {e}") }),
         }
     }
 
@@ -534,10 +541,12 @@ impl Call {
         out
     }
 
-    /// Decodes the frame `bytes` into `scratch`, a buffer beside `work`, and reduces it
-    /// into `work[range]` with the backend's reduction kernel. The scratch is made on
-    /// first use and grown to the largest piece, so that the pieces of a schedule reuse
-    /// one buffer (a fresh one per piece is zeroed, or page-faulted in, every time).
+    /// Reduces the values of the frame `bytes` into `work[range]`: as they are decoded
+    /// where the codec can (`Place::decompress_reduce`), else decoded into `scratch`, a
+    /// buffer beside `work`, and reduced from it with the backend's reduction kernel.
+    /// The scratch is made on first use and grown to the largest piece, so that the
+    /// pieces of a schedule reuse one buffer (a fresh one per piece is zeroed, or
+    /// page-faulted in, every time).
     #[allow(clippy::too_many_arguments)]
     pub fn decode_reduce<T: Value, W: Place<T> + ?Sized>(
         &mut self,
@@ -549,19 +558,23 @@ impl Call {
         op: ReduceOp,
         scratch: &mut Option<W::Owned>,
     ) {
-        let n = range.len();
-        if scratch.as_deref().is_none_or(|s| s.len() < n) {
-            // The smaller one goes before the larger one is made.
-            *scratch = None;
-            match work.zeros(n) {
-                Ok(s) => *scratch = Some(s),
-                Err(e) => return self.fail(e.into()),
+        let (n, backend) = (range.len(), self.backend);
+        self.decode_frame(peer, bytes, want, n, |codec, payload, raw| {
+            if let Some(done) = (!raw).then(|| work.decompress_reduce(codec, payload, range.clone(), op)).flatten() {
+                return done;
             }
-        }
-        let scratch = scratch.as_deref_mut().expect("made above");
-        if self.decode_at(peer, bytes, want, scratch, 0..n) {
-            self.reduce_into(work, range, op, scratch, 0..n);
-        }
+            if scratch.as_deref().is_none_or(|s| s.len() < n) {
+                // The smaller one goes before the larger one is made.
+                *scratch = None;
+                *scratch = Some(work.zeros(n)?);
+            }
+            let scratch = scratch.as_deref_mut().expect("made above");
+            match raw {
+                true => scratch.read_le(payload, 0..n)?,
+                false => scratch.decompress(codec, payload, 0..n)?,
+            }
+            scratch.view(0..n, |x| work.reduce(backend, op, range, x))
+        });
     }
 
     /// Decodes the frame `bytes` into `work[range]` and reduces `addend[range]`, the same

@@ -3,9 +3,9 @@
 //! so they are written once for every codec; the implementation calls codec-host's
 //! public API through a [`Backend`] (see [`CodecBackend`]).
 
-use codec_host::{Backend, Codec, CpuExecutor, Shape, ZfpMode};
+use codec_host::{Backend, BackendKind, Codec, CpuExecutor, Shape, ZfpMode};
 
-use crate::{CollError, Value};
+use crate::{CollError, ReduceOp, Value};
 
 /// What [`PieceCodec::compress`] made of a piece.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,6 +57,20 @@ impl PieceCodec for HostCodec {
 }
 
 impl HostCodec {
+    /// True where [`decompress_reduce`](Self::decompress_reduce) needs no buffer for
+    /// the decoded values: SZx on the CPU (see `codec_host::decompress_reduce`).
+    pub fn reduces_as_it_decodes(&self) -> bool {
+        matches!(self.codec, Codec::Szx { .. }) && self.backend.kind() == BackendKind::Cpu
+    }
+
+    /// `acc[i] = acc[i] op v[i]`, `v` the values of `bytes`, which must be one stream of
+    /// exactly `acc.len()` values of type `T`.
+    pub fn decompress_reduce<T: Value>(&self, bytes: &[u8], acc: &mut [T], op: ReduceOp) -> codec_host::Result<()> {
+        self.check_stream::<T>(bytes, acc.len())?;
+        codec_host::decompress_reduce(bytes, acc, op, self.backend)?;
+        Ok(())
+    }
+
     /// Checks that `bytes` is one stream of exactly `values` values of type `T`.
     pub fn check_stream<T: Value>(&self, bytes: &[u8], values: usize) -> codec_host::Result<()> {
         let info = codec_host::inspect(bytes)?;

@@ -30,6 +30,7 @@ pub mod pipelined;
 pub mod reduce;
 mod stores;
 
+use codec_kernels::reduce::ReduceOp;
 use codec_kernels::szx::{BlockKind, BlockPlan, Tolerance};
 
 pub use header::{SzxHeader, CHUNK_ENTRY_LEN, HEADER_LEN, MAGIC, MAX_CHUNK_VALUES, VERSION};
@@ -85,6 +86,15 @@ pub(crate) fn decompress_into<T: Element>(stream: &[u8], out: &mut [T], exec: &C
     let header = SzxHeader::read(stream)?;
     let out = check_output(&header, out)?;
     decode_frames(stream, &header, out, Stores::for_output(out), exec)?;
+    Ok(header)
+}
+
+/// Reduces the values of an SZx stream into the first of `acc` as they are decoded,
+/// `acc[i] = acc[i] op v[i]`, on `exec`. Returns the header.
+pub(crate) fn decompress_reduce<T: Element>(stream: &[u8], acc: &mut [T], op: ReduceOp, exec: &CpuExecutor) -> Result<SzxHeader> {
+    let header = SzxHeader::read(stream)?;
+    let acc = check_output(&header, acc)?;
+    decode_frames(stream, &header, acc, Stores::Reduce(op), exec)?;
     Ok(header)
 }
 

@@ -8,6 +8,8 @@
 //! caches and is read soon after, ordinary stores are better, hence the threshold (as
 //! glibc's `memset` and `memcpy` switch to streaming stores above a size of their own).
 
+use codec_kernels::reduce::{reduce_tile, reduce_tile_const, ReduceOp};
+
 use crate::Element;
 
 /// A caller's decoder outputs (`decompress_into`) of at least this many bytes are
@@ -29,6 +31,10 @@ pub(super) enum Stores {
     /// 32-byte streaming stores; made only where the CPU has AVX.
     #[cfg(target_arch = "x86_64")]
     Streaming,
+    /// No stores of decoded values: each is combined with `op` into the value in place,
+    /// `out[i] = out[i] op v` (a reduction as the values are decoded, with no buffer
+    /// for them between: block by block through the staging buffer, which stays in L1).
+    Reduce(ReduceOp),
 }
 
 impl Stores {
@@ -66,7 +72,12 @@ pub(super) struct Writer<'a, T: Element> {
 impl<'a, T: Element> Writer<'a, T> {
     /// A writer of `out`, for blocks of at most `block` values.
     pub(super) fn new(out: &'a mut [T], stores: Stores, block: usize) -> Self {
-        let staging = if matches!(stores, Stores::Cached | Stores::Zeroed) { Vec::new() } else { vec![T::default(); block + LINE / size_of::<T>()] };
+        let staging = match stores {
+            Stores::Cached | Stores::Zeroed => Vec::new(),
+            #[cfg(target_arch = "x86_64")]
+            Stores::Streaming => vec![T::default(); block + LINE / size_of::<T>()],
+            Stores::Reduce(_) => vec![T::default(); block],
+        };
         Writer { out, stores, done: 0, staging, pending: 0 }
     }
 
@@ -88,16 +99,24 @@ impl<'a, T: Element> Writer<'a, T> {
                 debug_assert_eq!(at, self.done + self.pending);
                 &mut self.staging[self.pending..self.pending + len]
             }
+            Stores::Reduce(_) => {
+                self.done = at;
+                &mut self.staging[..len]
+            }
         }
     }
 
     /// Writes the `len` values decoded into [`target`](Self::target).
     #[inline(always)]
     pub(super) fn flush(&mut self, len: usize) {
-        #[cfg(target_arch = "x86_64")]
-        if self.stores == Stores::Streaming {
-            self.pending += len;
-            self.stream_lines();
+        match self.stores {
+            Stores::Cached | Stores::Zeroed => {}
+            #[cfg(target_arch = "x86_64")]
+            Stores::Streaming => {
+                self.pending += len;
+                self.stream_lines();
+            }
+            Stores::Reduce(op) => reduce_tile(op, &mut self.out[self.done..self.done + len], &self.staging[..len]),
         }
     }
 
@@ -106,6 +125,7 @@ impl<'a, T: Element> Writer<'a, T> {
     pub(super) fn fill(&mut self, at: usize, len: usize, v: T) {
         match self.stores {
             Stores::Cached | Stores::Zeroed => self.out[at..at + len].fill(v),
+            Stores::Reduce(op) => reduce_tile_const(op, &mut self.out[at..at + len], v),
             #[cfg(target_arch = "x86_64")]
             Stores::Streaming => {
                 debug_assert_eq!(at, self.done + self.pending);
@@ -133,8 +153,8 @@ impl<'a, T: Element> Writer<'a, T> {
         }
     }
 
-    /// Sets the `len` values from `at` (just after the ones written last) to `+0.0`,
-    /// unless they hold it already.
+    /// Writes the `len` values from `at` (just after the ones written last) as `+0.0`
+    /// (a zero block), unless they hold it already.
     #[inline(always)]
     pub(super) fn zeros(&mut self, at: usize, len: usize) {
         if self.stores != Stores::Zeroed {
