@@ -560,8 +560,10 @@ impl Call {
     ) {
         let (n, backend) = (range.len(), self.backend);
         self.decode_frame(peer, bytes, want, n, |codec, payload, raw| {
-            if let Some(done) = (!raw).then(|| work.decompress_reduce(codec, payload, range.clone(), op)).flatten() {
-                return done;
+            if !raw {
+                if let Some(done) = work.decompress_reduce(codec, payload, range.clone(), op) {
+                    return done;
+                }
             }
             if scratch.as_deref().is_none_or(|s| s.len() < n) {
                 // The smaller one goes before the larger one is made.
