@@ -11,7 +11,7 @@ use core::fmt;
 
 
 use crate::elementwise::{self, HalfElem, ReduceOp};
-use crate::{Codec, CpuExecutor, Error, Result, Shape, StreamInfo};
+use crate::{Codec, CpuExecutor, Error, OutputWrites, Result, Shape, StreamInfo};
 
 /// Which kind of backend runs the kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -144,9 +144,9 @@ impl Backend {
     }
 
     /// [`crate::decompress_into`] here.
-    pub(crate) fn decompress_into<T: BackendElem>(&self, stream: &[u8], out: &mut [T]) -> Result<StreamInfo> {
+    pub(crate) fn decompress_into<T: BackendElem>(&self, stream: &[u8], out: &mut [T], writes: OutputWrites) -> Result<StreamInfo> {
         match &self.inner {
-            Inner::Cpu(_) => crate::codec::decompress_cpu(stream, out, self.cpu_exec()),
+            Inner::Cpu(_) => crate::codec::decompress_cpu(stream, out, writes, self.cpu_exec()),
             #[cfg(feature = "cuda")]
             Inner::Cuda(g) => g.decompress_into(stream, out),
         }
@@ -164,7 +164,7 @@ impl Backend {
         // The caller's buffer, not the stream, vouches for the vector's size.
         let acc = acc.get_mut(..n).ok_or(Error::BufferTooSmall { needed: n, got })?;
         let mut values = vec![T::default(); n];
-        self.decompress_into(stream, &mut values)?;
+        self.decompress_into(stream, &mut values, OutputWrites::BySize)?;
         self.reduce(op, acc, &values)?;
         Ok(info)
     }

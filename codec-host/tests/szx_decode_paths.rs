@@ -6,7 +6,7 @@
 
 use codec_host::szx::{self, ErrorBound, HUGE_PAGE_MIN_BYTES, STREAMING_MIN_BYTES};
 use codec_host::elementwise::ReduceOp;
-use codec_host::{Backend, Codec, CpuExecutor, Element, Error, Shape, SzxLayout};
+use codec_host::{Backend, Codec, CpuExecutor, Element, Error, OutputWrites, Shape, SzxLayout};
 
 /// A field of runs of block-sized pieces, each of a kind picked by `i`: exact `+0.0`,
 /// `-0.0`, a constant, a smooth wave, values within `1e-3` of zero of both signs,
@@ -118,30 +118,40 @@ fn large_outputs_decode_the_same_both_ways() {
     assert_eq!(bits(&fresh), bits(&touched));
 }
 
-/// Outputs large enough for streaming stores, at several starts of a caller's buffer
-/// relative to the cache lines: the same bits as the allocating decoder, which writes
-/// through the caches. A writer that misplaced the partial lines at block, run or tile
-/// edges would show here.
+/// Outputs written with streaming stores, at several starts of a caller's buffer
+/// relative to the cache lines: large ones (by their size) and pieces of any size
+/// (`OutputWrites::Streaming`). The same bits as the allocating decoder, which writes
+/// through the caches, and the buffer's values around the output left alone. A writer
+/// that misplaced the partial lines at block, run, tile or output edges would show here.
 #[test]
 fn streamed_outputs_decode_the_same() {
-    fn check<T: codec_host::BackendElem>(x: &[T], starts: &[usize]) {
+    fn check<T: codec_host::BackendElem>(x: &[T], starts: &[usize], writes: OutputWrites) {
         let stream = Codec::szx(ErrorBound::Abs(1e-3)).compress(x, Shape::d1(x.len()), &Backend::cpu()).unwrap();
         let (fresh, _) = szx::decompress_with::<T>(&stream, &CpuExecutor::new(1).unwrap()).unwrap();
         let want = le_bytes(&fresh);
-        let mut buf = vec![T::default(); x.len() + 16];
+        let n = x.len();
+        let old = T::from_f64(-7.25);
+        let mut buf = vec![old; n + 16];
         for &start in starts {
             for threads in [1, 3] {
-                buf.iter_mut().for_each(|v| *v = fresh[start % 7]);
-                let out = &mut buf[start..start + x.len()];
-                codec_host::decompress_into(&stream, out, &Backend::with_executor(CpuExecutor::new(threads).unwrap())).unwrap();
-                assert!(le_bytes(out) == want, "start {start}, {threads} threads");
+                buf.iter_mut().for_each(|v| *v = old);
+                let backend = Backend::with_executor(CpuExecutor::new(threads).unwrap());
+                codec_host::decompress_into_with(&stream, &mut buf[start..start + n], writes, &backend).unwrap();
+                assert!(le_bytes(&buf[start..start + n]) == want, "{n} values at {start}, {threads} threads, {writes:?}");
+                let around = [bits(&buf[..start]), bits(&buf[start + n..])].concat();
+                assert!(around.iter().all(|&b| b == bits(&[old])[0]), "{n} values at {start}: a write outside the output");
             }
         }
     }
     let n = STREAMING_MIN_BYTES / 4 + 333;
-    check(&mixed(n, 4), &[0, 1, 6, 15]);
+    check(&mixed(n, 4), &[0, 1, 6, 15], OutputWrites::BySize);
     let x: Vec<f64> = mixed(STREAMING_MIN_BYTES / 8 + 77, 1).into_iter().map(f64::from).collect();
-    check(&x, &[0, 3]);
+    check(&x, &[0, 3], OutputWrites::BySize);
+    for (n, seed) in [(1, 2), (15, 0), (127, 3), (128 * 5 + 3, 5), (128 * 64 * 3 + 17, 1), (300_001, 6)] {
+        check(&mixed(n, seed), &[0, 1, 6, 15], OutputWrites::Streaming);
+        let x: Vec<f64> = mixed(n, seed + 1).into_iter().map(f64::from).collect();
+        check(&x, &[0, 5], OutputWrites::Streaming);
+    }
 }
 
 /// Reducing as it decodes gives the bits of decoding and then reducing, for every

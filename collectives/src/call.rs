@@ -579,31 +579,6 @@ impl Call {
         });
     }
 
-    /// Decodes the frame `bytes` into `work[range]` and reduces `addend[range]`, the same
-    /// range of a buffer beside it, into that: an out-of-place reduction, with no scratch.
-    #[allow(clippy::too_many_arguments)]
-    pub fn decode_combine<T: Value, W: Place<T> + ?Sized>(
-        &mut self,
-        peer: usize,
-        bytes: &[u8],
-        want: &Expect,
-        work: &mut W,
-        range: Range<usize>,
-        op: ReduceOp,
-        addend: &W,
-    ) {
-        if self.decode_at(peer, bytes, want, work, range.clone()) {
-            self.reduce_into(work, range.clone(), op, addend, range);
-        }
-    }
-
-    /// `work[range] = work[range] op src[from]` with the backend's reduction kernel (a
-    /// failure is recorded).
-    fn reduce_into<T: Value, W: Place<T> + ?Sized>(&mut self, work: &mut W, range: Range<usize>, op: ReduceOp, src: &W, from: Range<usize>) {
-        if let Err(e) = src.view(from, |x| work.reduce(self.backend, op, range, x)) {
-            self.fail(e.into());
-        }
-    }
 
     fn reject(&mut self, e: CollError) -> bool {
         self.fail(e);

@@ -3,7 +3,7 @@
 //! so they are written once for every codec; the implementation calls codec-host's
 //! public API through a [`Backend`] (see [`CodecBackend`]).
 
-use codec_host::{Backend, BackendKind, Codec, CpuExecutor, Shape, ZfpMode};
+use codec_host::{Backend, BackendKind, Codec, CpuExecutor, OutputWrites, Shape, ZfpMode};
 
 use crate::{CollError, ReduceOp, Value};
 
@@ -23,8 +23,9 @@ pub(crate) enum Encoded {
 pub(crate) trait PieceCodec {
     /// The compressed form of `values` (at least one value), or a refusal.
     fn compress<T: Value>(&self, values: &[T]) -> codec_host::Result<Encoded>;
-    /// Decodes `bytes`, which must hold exactly `out.len()` values of type `T`.
-    fn decompress<T: Value>(&self, bytes: &[u8], out: &mut [T]) -> codec_host::Result<()>;
+    /// Decodes `bytes`, which must hold exactly `out.len()` values of type `T`, written as
+    /// `writes` says.
+    fn decompress<T: Value>(&self, bytes: &[u8], out: &mut [T], writes: OutputWrites) -> codec_host::Result<()>;
 }
 
 /// A codec-host codec on a backend.
@@ -49,9 +50,9 @@ impl PieceCodec for HostCodec {
         Ok(Encoded::Stream(stream))
     }
 
-    fn decompress<T: Value>(&self, bytes: &[u8], out: &mut [T]) -> codec_host::Result<()> {
+    fn decompress<T: Value>(&self, bytes: &[u8], out: &mut [T], writes: OutputWrites) -> codec_host::Result<()> {
         self.check_stream::<T>(bytes, out.len())?;
-        codec_host::decompress_into(bytes, out, self.backend)?;
+        codec_host::decompress_into_with(bytes, out, writes, self.backend)?;
         Ok(())
     }
 }

@@ -6,7 +6,8 @@
 
 use core::ops::{DerefMut, Range};
 
-use codec_host::{extend_le, read_le, Backend};
+use codec_host::szx::STREAMING_MIN_BYTES;
+use codec_host::{extend_le, read_le, Backend, OutputWrites};
 
 use crate::codec_port::{Encoded, HostCodec, PieceCodec};
 use crate::{ReduceOp, Value};
@@ -100,7 +101,16 @@ impl<T: Value> Place<T> for [T] {
     }
 
     fn decompress(&mut self, codec: &HostCodec, bytes: &[u8], range: Range<usize>) -> codec_host::Result<()> {
-        codec.decompress(bytes, &mut self[range])
+        // What the algorithms decode into a buffer is not read again soon: final values,
+        // or a block the next step compresses from memory; what they reduce goes
+        // through `decompress_reduce` or a small scratch buffer. A piece of a buffer
+        // too large for the caches is therefore written around them (one pass over its
+        // lines instead of a read and a write).
+        let writes = match size_of_val(self) >= STREAMING_MIN_BYTES {
+            true => OutputWrites::Streaming,
+            false => OutputWrites::BySize,
+        };
+        codec.decompress(bytes, &mut self[range], writes)
     }
 
     fn decompress_reduce(&mut self, codec: &HostCodec, bytes: &[u8], range: Range<usize>, op: ReduceOp) -> Option<codec_host::Result<()>> {

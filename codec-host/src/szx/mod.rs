@@ -39,7 +39,7 @@ pub use output::HUGE_PAGE_MIN_BYTES;
 pub use stores::STREAMING_MIN_BYTES;
 use stores::Stores;
 
-use crate::{CpuExecutor, Element, Error, Result, Shape, StreamInfo};
+use crate::{CpuExecutor, Element, Error, OutputWrites, Result, Shape, StreamInfo};
 
 /// The error bound of an SZx stream.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -81,11 +81,11 @@ pub fn max_compressed_len<T: Element>(n: usize, opts: &SzxOptions) -> usize {
 }
 
 /// Decodes an SZx stream (plain or pipelined) into `out` (at least as many values as
-/// it holds), on `exec`. Returns the header.
-pub(crate) fn decompress_into<T: Element>(stream: &[u8], out: &mut [T], exec: &CpuExecutor) -> Result<SzxHeader> {
+/// it holds), written as `writes` says, on `exec`. Returns the header.
+pub(crate) fn decompress_into<T: Element>(stream: &[u8], out: &mut [T], writes: OutputWrites, exec: &CpuExecutor) -> Result<SzxHeader> {
     let header = SzxHeader::read(stream)?;
     let out = check_output(&header, out)?;
-    decode_frames(stream, &header, out, Stores::for_output(out), exec)?;
+    decode_frames(stream, &header, out, Stores::for_output(out, writes), exec)?;
     Ok(header)
 }
 

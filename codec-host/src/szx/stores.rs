@@ -10,7 +10,7 @@
 
 use codec_kernels::reduce::{reduce_tile, reduce_tile_const, ReduceOp};
 
-use crate::Element;
+use crate::{Element, OutputWrites};
 
 /// A caller's decoder outputs (`decompress_into`) of at least this many bytes are
 /// written with streaming stores, where the CPU has AVX (32-byte ones); smaller ones,
@@ -39,12 +39,15 @@ pub(super) enum Stores {
 
 impl Stores {
     /// The stores for an output of `values` the caller owns (memory written before, as
-    /// a reused buffer is): streaming from [`STREAMING_MIN_BYTES`] on.
-    pub(super) fn for_output<T>(values: &[T]) -> Stores {
+    /// a reused buffer is) that the caller wants written as `writes` says: streaming
+    /// from [`STREAMING_MIN_BYTES`] on, or whatever the size.
+    pub(super) fn for_output<T>(values: &[T], writes: OutputWrites) -> Stores {
         #[cfg(target_arch = "x86_64")]
-        if std::mem::size_of_val(values) >= STREAMING_MIN_BYTES && std::arch::is_x86_feature_detected!("avx") {
+        if (writes == OutputWrites::Streaming || std::mem::size_of_val(values) >= STREAMING_MIN_BYTES) && std::arch::is_x86_feature_detected!("avx") {
             return Stores::Streaming;
         }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = (values, writes);
         Stores::Cached
     }
 }

@@ -134,11 +134,12 @@ impl<O> Flow<O> {
         while let Some(bytes) = self.held.get_mut(self.next[j] * chunks + j).and_then(Option::take) {
             let (src, _, pieces, range) = &incoming[self.next[j] * chunks + j];
             let want = call.expect::<T>(Some(j), Some(*pieces), range.len());
-            match addend.filter(|_| self.next[j] == 0) {
-                // The first source's values are decoded into the block and the owner's added.
-                Some(x) => call.decode_combine(*src, &bytes, &want, dst, range.clone(), op, x),
-                None => call.decode_reduce(*src, &bytes, &want, dst, range.clone(), op, &mut self.scratch),
+            // Out of place, the owner's values are copied into the block before the first
+            // source's are reduced into them.
+            if let Some(x) = addend.filter(|_| self.next[j] == 0) {
+                call.copy(dst, range.clone(), x, range.clone());
             }
+            call.decode_reduce(*src, &bytes, &want, dst, range.clone(), op, &mut self.scratch);
             recycle(bytes);
             self.next[j] += 1;
         }
