@@ -579,7 +579,6 @@ impl Call {
         });
     }
 
-
     fn reject(&mut self, e: CollError) -> bool {
         self.fail(e);
         false

@@ -102,10 +102,10 @@ impl<T: Value> Place<T> for [T] {
 
     fn decompress(&mut self, codec: &HostCodec, bytes: &[u8], range: Range<usize>) -> codec_host::Result<()> {
         // What the algorithms decode into a buffer is not read again soon: final values,
-        // or a block the next step compresses from memory; what they reduce goes
-        // through `decompress_reduce` or a small scratch buffer. A piece of a buffer
-        // too large for the caches is therefore written around them (one pass over its
-        // lines instead of a read and a write).
+        // or a block the next step compresses from memory; SZx on the CPU, the only
+        // decoder with a choice, reduces through `decompress_reduce`, never through a
+        // scratch buffer. A piece of a buffer too large for the caches is therefore
+        // written around them (one pass over its lines instead of a read and a write).
         let writes = match size_of_val(self) >= STREAMING_MIN_BYTES {
             true => OutputWrites::Streaming,
             false => OutputWrites::BySize,
