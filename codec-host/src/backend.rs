@@ -169,6 +169,28 @@ impl Backend {
         Ok(info)
     }
 
+    /// [`crate::decompress_reduce_all`] on this backend.
+    pub(crate) fn decompress_reduce_all<T: BackendElem>(&self, streams: &[&[u8]], init: Option<&[T]>, acc: &mut [T], op: ReduceOp) -> Result<()> {
+        let counts = streams.iter().map(|s| crate::codec::inspect(s).map(|i| i.shape.len())).collect::<Result<Vec<_>>>()?;
+        let n = counts.first().copied().unwrap_or(0);
+        if let Some(&m) = counts.iter().find(|&&m| m != n) {
+            return Err(Error::BadDims(format!("streams of {n} and {m} values reduced together")));
+        }
+        for got in [Some(acc.len()), init.map(<[T]>::len)].into_iter().flatten() {
+            if got < n {
+                return Err(Error::BufferTooSmall { needed: n, got });
+            }
+        }
+        if let (Inner::Cpu(_), true) = (&self.inner, streams.iter().all(|s| crate::szx::is_szx(s))) {
+            crate::szx::decompress_reduce_all(streams, init, acc, op, self.cpu_exec())?;
+            return Ok(());
+        }
+        if let Some(x) = init {
+            acc[..n].copy_from_slice(&x[..n]);
+        }
+        streams.iter().try_for_each(|s| self.decompress_reduce(s, acc, op).map(drop))
+    }
+
     /// `acc[i] = acc[i] op src[i]` (MPI semantics, see [`ReduceOp`]).
     pub fn reduce<T: BackendElem>(&self, op: ReduceOp, acc: &mut [T], src: &[T]) -> Result<()> {
         match &self.inner {

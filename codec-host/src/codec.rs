@@ -243,6 +243,17 @@ pub fn decompress_reduce<T: BackendElem>(stream: &[u8], acc: &mut [T], op: Reduc
     backend.decompress_reduce(stream, acc, op)
 }
 
+/// Reduces the values of several streams, which declare the same number of values
+/// `n`, into the first `n` of `acc` in order, `acc[i] = ((init[i] op v0[i]) op v1[i])
+/// ...` (`init`: `acc`'s own values where None), on `backend`: bit for bit copying
+/// `init` into `acc`, then [`decompress_reduce`] of each stream in turn. SZx streams of
+/// one layout on a one-thread CPU backend are reduced together, tile by tile, so that
+/// `acc` is read and written once, not once per stream (with `init`, not copied
+/// either). On an error `acc`'s values are unspecified.
+pub fn decompress_reduce_all<T: BackendElem>(streams: &[&[u8]], init: Option<&[T]>, acc: &mut [T], op: ReduceOp, backend: &Backend) -> Result<()> {
+    backend.decompress_reduce_all(streams, init, acc, op)
+}
+
 /// The CPU path of [`decompress_into`], on `exec`.
 pub(crate) fn decompress_cpu<T: Element>(stream: &[u8], out: &mut [T], writes: OutputWrites, exec: &CpuExecutor) -> Result<StreamInfo> {
     if szx::is_szx(stream) {

@@ -43,7 +43,7 @@ pub mod szx;
 pub mod zfp;
 
 pub use backend::{Backend, BackendElem, BackendKind};
-pub use codec::{decompress_into, decompress_into_with, decompress_reduce, inspect, Codec, OutputWrites, StreamInfo, SzxLayout, ZfpMode, CODEC_FORMS};
+pub use codec::{decompress_into, decompress_into_with, decompress_reduce, decompress_reduce_all, inspect, Codec, OutputWrites, StreamInfo, SzxLayout, ZfpMode, CODEC_FORMS};
 #[cfg(feature = "cuda")]
 pub use codec::decompress_on;
 pub use szx::ErrorBound;

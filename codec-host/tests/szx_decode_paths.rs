@@ -202,6 +202,64 @@ fn reducing_decoder_equals_decode_then_reduce() {
     check(&wide(mixed(n, 6)), &wide(acc), &codecs);
 }
 
+/// Several streams reduced together (`decompress_reduce_all`) give the bits of copying
+/// the first values in and reducing the streams one after the other: every operation,
+/// one to four streams of every block kind (chunks of several tiles and a partial last
+/// block), with and without the first values given apart, one thread (the streams
+/// reduced tile by tile) and three, f32 and f64, zfp and SZx streams of differing
+/// layouts (each in turn). Cut or corrupt streams and unequal counts are errors.
+#[test]
+fn streams_reduced_together_equal_reduced_in_turn() {
+    fn check<T: codec_host::BackendElem>(fields: &[Vec<T>], acc: &[T], codecs: &[Codec]) {
+        let cpu = Backend::cpu();
+        let n = acc.len();
+        let streams: Vec<Vec<u8>> = fields.iter().zip(codecs.iter().cycle()).map(|(x, c)| c.compress(x, Shape::d1(n), &cpu).unwrap()).collect();
+        let init: Vec<T> = acc.iter().rev().copied().collect();
+        for k in 1..=streams.len() {
+            let some: Vec<&[u8]> = streams[..k].iter().map(Vec::as_slice).collect();
+            for op in ReduceOp::ALL {
+                for first in [None, Some(&init[..])] {
+                    let mut want = first.unwrap_or(acc).to_vec();
+                    for s in &some {
+                        codec_host::decompress_reduce(s, &mut want, op, &cpu).unwrap();
+                    }
+                    for threads in [1, 3] {
+                        let backend = Backend::with_executor(CpuExecutor::new(threads).unwrap());
+                        // One more value than the streams hold: left alone.
+                        let mut got = acc.to_vec();
+                        got.push(acc[1]);
+                        codec_host::decompress_reduce_all(&some, first, &mut got, op, &backend).unwrap();
+                        let what = format!("{k} streams of {codecs:?}, {op:?}, init {}, {threads} threads", first.is_some());
+                        assert!(bits(&got[..n]) == bits(&want) && bits(&got[n..]) == bits(&acc[1..2]), "{what}");
+                    }
+                }
+            }
+        }
+        let all: Vec<&[u8]> = streams.iter().map(Vec::as_slice).collect();
+        let one = Backend::with_executor(CpuExecutor::new(1).unwrap());
+        let mut got = acc.to_vec();
+        assert!(matches!(codec_host::decompress_reduce_all(&all, Some(&init[1..]), &mut got, ReduceOp::Sum, &one), Err(Error::BufferTooSmall { .. })));
+        for cut in (0..all[1].len()).step_by(all[1].len() / 40 + 1) {
+            let cut_one = [all[0], &all[1][..cut]];
+            assert!(codec_host::decompress_reduce_all(&cut_one, None, &mut got, ReduceOp::Sum, &one).is_err(), "cut at {cut}");
+        }
+        let shorter = codecs[0].compress(&fields[0][1..], Shape::d1(n - 1), &cpu).unwrap();
+        assert!(matches!(codec_host::decompress_reduce_all(&[all[0], &shorter], None, &mut got, ReduceOp::Sum, &one), Err(Error::BadDims(_))));
+    }
+    let n = 128 * 64 * 3 + 77;
+    let specials = [-0.0, 0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 1e30, -2.5];
+    let acc: Vec<f32> = (0..n).map(|i| if i % 5 == 0 { specials[i / 5 % specials.len()] } else { (i as f32 * 0.21).cos() * 30.0 }).collect();
+    let fields: Vec<Vec<f32>> = (0..4).map(|s| mixed(n, s * 2)).collect();
+    let szx = Codec::szx(ErrorBound::Abs(1e-3));
+    let pipelined = Codec::Szx { bound: ErrorBound::Abs(1e-2), layout: SzxLayout::Pipelined { chunk_values: 128 * 100 } };
+    check(&fields, &acc, &[szx]);
+    check(&fields, &acc, &[pipelined]);
+    check(&fields, &acc, &[szx, Codec::szx(ErrorBound::Abs(0.0)), Codec::zfp_accuracy(1e-3)]);
+    check(&fields, &acc, &[szx, pipelined]);
+    let wide = |v: &[f32]| v.iter().map(|&x| f64::from(x)).collect::<Vec<f64>>();
+    check(&fields.iter().map(|f| wide(f)).collect::<Vec<_>>(), &wide(&acc), &[szx]);
+}
+
 /// Every truncation and many corruptions of a stream with zero, constant and coded
 /// blocks: the allocating decoder gives a typed error or the values the other decoder
 /// gives, never a panic.

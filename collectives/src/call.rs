@@ -8,11 +8,11 @@
 use codec_host::szx::ErrorBound;
 use core::ops::Range;
 
-use codec_host::{Backend, Codec, ZfpMode};
+use codec_host::{Backend, Codec, OutputWrites, ZfpMode};
 
 use crate::accuracy;
 use crate::agree::{agree, Signature};
-use crate::codec_port::HostCodec;
+use crate::codec_port::{HostCodec, PieceCodec};
 use crate::place::{Coded, Place};
 use crate::spare;
 use crate::frame::{self, codec_fingerprint, Expect, Header, ANNOUNCE, FAILED, FALLBACK, HEADER_LEN, RAW};
@@ -541,42 +541,72 @@ impl Call {
         out
     }
 
-    /// Reduces the values of the frame `bytes` into `work[range]`: as they are decoded
-    /// where the codec can (`Place::decompress_reduce`), else decoded into `scratch`, a
-    /// buffer beside `work`, and reduced from it with the backend's reduction kernel.
-    /// The scratch is made on first use and grown to the largest piece, so that the
-    /// pieces of a schedule reuse one buffer (a fresh one per piece is zeroed, or
-    /// page-faulted in, every time).
+    /// Reduces the values of `frames` (from the peers given with them, each as `want`
+    /// says) into `work[range]` in order, `((x op v0) op v1) ...`, `x` being
+    /// `addend[range]` where given (the caller's values, out of place: not copied in
+    /// first), else `work[range]`'s own. Where the codec reduces as it decodes
+    /// (`Place::decompress_reduce`), the values are reduced as they are decoded, every
+    /// frame at once when all are coded: one pass over `work[range]`, not one per frame.
+    /// Else each frame is decoded into `scratch`, a buffer beside `work`, and reduced
+    /// from it with the backend's reduction kernel. The scratch is made on first use and
+    /// grown to the largest piece, so that the pieces of a schedule reuse one buffer (a
+    /// fresh one per piece is zeroed, or page-faulted in, every time).
     #[allow(clippy::too_many_arguments)]
     pub fn decode_reduce<T: Value, W: Place<T> + ?Sized>(
         &mut self,
-        peer: usize,
-        bytes: &[u8],
+        frames: &[(usize, &[u8])],
         want: &Expect,
         work: &mut W,
         range: Range<usize>,
+        addend: Option<&W>,
         op: ReduceOp,
         scratch: &mut Option<W::Owned>,
     ) {
-        let (n, backend) = (range.len(), self.backend);
-        self.decode_frame(peer, bytes, want, n, |codec, payload, raw| {
-            if !raw {
-                if let Some(done) = work.decompress_reduce(codec, payload, range.clone(), op) {
-                    return done;
+        let n = range.len();
+        // Every header first: a frame that is not what `want` says fails the call.
+        let Some(headers) = frames.iter().map(|&(peer, bytes)| self.checked_header(peer, bytes, want)).collect::<Option<Vec<_>>>() else { return };
+        if headers.iter().all(|h| h.flags & RAW == 0) {
+            let streams: Vec<&[u8]> = frames.iter().map(|f| &f.1[HEADER_LEN..]).collect();
+            match work.decompress_reduce(&self.decoder, &streams, range.clone(), addend, op) {
+                Some(Ok(())) => {
+                    self.stats.values_decompressed += (n * frames.len()) as u64;
+                    return;
                 }
+                Some(Err(e)) => {
+                    // The peer named is the first whose stream does not decode alone.
+                    let mut alone = vec![T::default(); n];
+                    let bad = frames.iter().find(|f| self.decoder.decompress(&f.1[HEADER_LEN..], &mut alone, OutputWrites::BySize).is_err());
+                    let peer = bad.unwrap_or(&frames[0]).0;
+                    return self.fail(CollError::BadMessage { peer, reason: format!("payload does not decode: {e}") });
+                }
+                None => {}
             }
-            if scratch.as_deref().is_none_or(|s| s.len() < n) {
-                // The smaller one goes before the larger one is made.
-                *scratch = None;
-                *scratch = Some(work.zeros(n)?);
-            }
-            let scratch = scratch.as_deref_mut().expect("made above");
-            match raw {
-                true => scratch.read_le(payload, 0..n)?,
-                false => scratch.decompress(codec, payload, 0..n)?,
-            }
-            scratch.view(0..n, |x| work.reduce(backend, op, range, x))
-        });
+        }
+        // Frame by frame.
+        let backend = self.backend;
+        if let Some(x) = addend {
+            self.copy(work, range.clone(), x, range.clone());
+        }
+        for &(peer, bytes) in frames {
+            self.decode_frame(peer, bytes, want, n, |codec, payload, raw| {
+                if !raw {
+                    if let Some(done) = work.decompress_reduce(codec, &[payload], range.clone(), None, op) {
+                        return done;
+                    }
+                }
+                if scratch.as_deref().is_none_or(|s| s.len() < n) {
+                    // The smaller one goes before the larger one is made.
+                    *scratch = None;
+                    *scratch = Some(work.zeros(n)?);
+                }
+                let scratch = scratch.as_deref_mut().expect("made above");
+                match raw {
+                    true => scratch.read_le(payload, 0..n)?,
+                    false => scratch.decompress(codec, payload, 0..n)?,
+                }
+                scratch.view(0..n, |x| work.reduce(backend, op, range.clone(), x))
+            });
+        }
     }
 
     fn reject(&mut self, e: CollError) -> bool {

@@ -64,12 +64,14 @@ impl HostCodec {
         matches!(self.codec, Codec::Szx { .. }) && self.backend.kind() == BackendKind::Cpu
     }
 
-    /// `acc[i] = acc[i] op v[i]`, `v` the values of `bytes`, which must be one stream of
-    /// exactly `acc.len()` values of type `T`.
-    pub fn decompress_reduce<T: Value>(&self, bytes: &[u8], acc: &mut [T], op: ReduceOp) -> codec_host::Result<()> {
-        self.check_stream::<T>(bytes, acc.len())?;
-        codec_host::decompress_reduce(bytes, acc, op, self.backend)?;
-        Ok(())
+    /// `acc[i] = ((x[i] op v0[i]) op v1[i]) ...`, `vk` the values of `streams[k]`, each
+    /// one stream of exactly `acc.len()` values of type `T`, and `x` `init` (as long as
+    /// `acc`), or `acc` where that is None (`codec_host::decompress_reduce_all`).
+    pub fn decompress_reduce<T: Value>(&self, streams: &[&[u8]], init: Option<&[T]>, acc: &mut [T], op: ReduceOp) -> codec_host::Result<()> {
+        for s in streams {
+            self.check_stream::<T>(s, acc.len())?;
+        }
+        codec_host::decompress_reduce_all(streams, init, acc, op, self.backend)
     }
 
     /// Checks that `bytes` is one stream of exactly `values` values of type `T`.

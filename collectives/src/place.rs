@@ -44,11 +44,12 @@ pub(crate) trait Place<T: Value> {
     fn compress_each(&self, codec: &HostCodec, plan: &[(Range<usize>, bool)], streams: usize, emit: &mut dyn FnMut(usize, codec_host::Result<Coded<'_>>));
     /// Decodes `bytes` (exactly `range.len()` values) into `range`.
     fn decompress(&mut self, codec: &HostCodec, bytes: &[u8], range: Range<usize>) -> codec_host::Result<()>;
-    /// `self[range][i] = self[range][i] op v[i]`, `v` the values `bytes` decode to, where
-    /// the codec reduces as it decodes into this memory (`HostCodec::reduces_as_it_decodes`,
+    /// `self[range][i] = ((x[i] op v0[i]) op v1[i]) ...`, `vk` the values `streams[k]`
+    /// decode to and `x` `init[range]`, or `self[range]` where that is None, where the
+    /// codec reduces as it decodes into this memory (`HostCodec::reduces_as_it_decodes`,
     /// host memory); `None` elsewhere: the caller decodes into a scratch buffer and
     /// reduces from it.
-    fn decompress_reduce(&mut self, codec: &HostCodec, bytes: &[u8], range: Range<usize>, op: ReduceOp) -> Option<codec_host::Result<()>>;
+    fn decompress_reduce(&mut self, codec: &HostCodec, streams: &[&[u8]], range: Range<usize>, init: Option<&Self>, op: ReduceOp) -> Option<codec_host::Result<()>>;
     /// Appends the values of `range`, little-endian, to `out`.
     fn write_le(&self, range: Range<usize>, out: &mut Vec<u8>) -> codec_host::Result<()>;
     /// Reads little-endian values (exactly `range.len()`) into `range`.
@@ -113,8 +114,8 @@ impl<T: Value> Place<T> for [T] {
         codec.decompress(bytes, &mut self[range], writes)
     }
 
-    fn decompress_reduce(&mut self, codec: &HostCodec, bytes: &[u8], range: Range<usize>, op: ReduceOp) -> Option<codec_host::Result<()>> {
-        codec.reduces_as_it_decodes().then(|| codec.decompress_reduce(bytes, &mut self[range], op))
+    fn decompress_reduce(&mut self, codec: &HostCodec, streams: &[&[u8]], range: Range<usize>, init: Option<&Self>, op: ReduceOp) -> Option<codec_host::Result<()>> {
+        codec.reduces_as_it_decodes().then(|| codec.decompress_reduce(streams, init.map(|x| &x[range.clone()]), &mut self[range], op))
     }
 
     fn write_le(&self, range: Range<usize>, out: &mut Vec<u8>) -> codec_host::Result<()> {
@@ -382,7 +383,7 @@ pub(crate) mod device {
         }
 
         /// No device decoder reduces as it decodes.
-        fn decompress_reduce(&mut self, _: &HostCodec, _: &[u8], _: Range<usize>, _: ReduceOp) -> Option<codec_host::Result<()>> {
+        fn decompress_reduce(&mut self, _: &HostCodec, _: &[&[u8]], _: Range<usize>, _: Option<&Self>, _: ReduceOp) -> Option<codec_host::Result<()>> {
             None
         }
 

@@ -5,6 +5,7 @@
 
 use std::sync::{Mutex, PoisonError};
 
+use codec_kernels::reduce::ReduceOp;
 use codec_kernels::szx::coding::{is_coded, state, SIZE_ENTRY_BYTES};
 use codec_kernels::szx::decode::decode_block_padded;
 use codec_kernels::szx::group_ops::GroupOps;
@@ -202,33 +203,88 @@ fn frame_tile<'a, T: Element>(chunk: usize, frame: &'a [u8], block: usize, out: 
     Ok(DecodeTile { chunk, first_block: 0, states, sizes, payloads: &frame[payload_at..], payload_len: frame.len() - payload_at, out, stores })
 }
 
-/// Cuts the frame of chunk `chunk` (whose values are `out`) into decode tiles for
-/// several threads, checking every state byte and that the blocks fill the frame
-/// exactly.
-fn frame_tiles<'a, T: Element>(chunk: usize, frame: &'a [u8], block: usize, out: &'a mut [T], stores: Stores, tiles: &mut Vec<DecodeTile<'a, T>>) -> Result<()> {
-    let blocks = out.len().div_ceil(block);
+/// Where the blocks of one tile of a frame are: its first block, its blocks, its first
+/// entry in the size table and its payload bytes.
+struct TileSpan {
+    first: usize,
+    blocks: usize,
+    rank: usize,
+    payloads: core::ops::Range<usize>,
+}
+
+/// The block states and the size table of the frame of chunk `chunk` (of `values`
+/// values), and where the blocks of each of its tiles are, checking every state byte and
+/// that the blocks fill the frame exactly.
+fn tile_spans<T: Element>(chunk: usize, frame: &[u8], block: usize, values: usize) -> Result<(&[u8], &[u8], Vec<TileSpan>)> {
+    let blocks = values.div_ceil(block);
     let (states, sizes, payload_at) = frame_head(chunk, frame, blocks)?;
     let (mut rank, mut pos) = (0usize, payload_at);
-    let mut outs = out.chunks_mut(block * TILE_BLOCKS);
-    for t in 0..blocks.div_ceil(TILE_BLOCKS) {
-        let first = t * TILE_BLOCKS;
-        let tile_states = &states[first..(first + TILE_BLOCKS).min(blocks)];
+    let mut spans = Vec::with_capacity(blocks.div_ceil(TILE_BLOCKS));
+    for first in (0..blocks).step_by(TILE_BLOCKS) {
         let (tile_rank, start) = (rank, pos);
-        let tile_out = outs.next().unwrap_or_default();
-        for (j, (&s, x)) in tile_states.iter().zip(tile_out.chunks(block)).enumerate() {
+        let end = (first + TILE_BLOCKS).min(blocks);
+        for (b, &s) in (first..end).zip(&states[first..end]) {
             // Zero blocks (most of a sparse field's) have no payload and no size entry.
             if s != state::ZERO {
-                pos += block_len::<T>(s, x.len(), sizes, &mut rank).map_err(|e| corrupt(chunk, first + j, e))?;
+                let n = block.min(values - b * block);
+                pos += block_len::<T>(s, n, sizes, &mut rank).map_err(|e| corrupt(chunk, b, e))?;
             }
         }
         if pos > frame.len() {
             return Err(Error::Corrupt(format!("SZx chunk {chunk}: blocks run past the chunk's end")));
         }
-        let (payloads, payload_len) = (&frame[start..], pos - start);
-        tiles.push(DecodeTile { chunk, first_block: first, states: tile_states, sizes: &sizes[tile_rank * SIZE_ENTRY_BYTES..], payloads, payload_len, out: tile_out, stores });
+        spans.push(TileSpan { first, blocks: end - first, rank: tile_rank, payloads: start..pos });
     }
     if pos != frame.len() {
         return Err(Error::Corrupt(format!("SZx chunk {chunk}: blocks take {pos} bytes of {}", frame.len())));
+    }
+    Ok((states, sizes, spans))
+}
+
+impl<'a, T: Element> DecodeTile<'a, T> {
+    /// The tile `span` of the frame of chunk `chunk` (`states` and `sizes` its head), its
+    /// values `out`.
+    fn of_span(chunk: usize, frame: &'a [u8], (states, sizes): (&'a [u8], &'a [u8]), span: &TileSpan, out: &'a mut [T], stores: Stores) -> Self {
+        DecodeTile {
+            chunk,
+            first_block: span.first,
+            states: &states[span.first..span.first + span.blocks],
+            sizes: &sizes[span.rank * SIZE_ENTRY_BYTES..],
+            payloads: &frame[span.payloads.start..],
+            payload_len: span.payloads.len(),
+            out,
+            stores,
+        }
+    }
+}
+
+/// Cuts the frame of chunk `chunk` (whose values are `out`) into decode tiles for
+/// several threads (see [`tile_spans`]).
+fn frame_tiles<'a, T: Element>(chunk: usize, frame: &'a [u8], block: usize, out: &'a mut [T], stores: Stores, tiles: &mut Vec<DecodeTile<'a, T>>) -> Result<()> {
+    let (states, sizes, spans) = tile_spans::<T>(chunk, frame, block, out.len())?;
+    for (span, tile_out) in spans.iter().zip(out.chunks_mut(block * TILE_BLOCKS)) {
+        tiles.push(DecodeTile::of_span(chunk, frame, (states, sizes), span, tile_out, stores));
+    }
+    Ok(())
+}
+
+/// Reduces the frames of several streams of one layout into the chunk `acc` (chunk
+/// `chunk`; `frames[s]` is stream `s`'s frame of it), in order, `acc[i] = ((init[i] op
+/// v0[i]) op v1[i]) ...`, `init` being `acc` itself where it is None: bit for bit the
+/// reductions one stream after the other, but tile by tile, each tile's values kept in
+/// a buffer that stays in L1 while every stream is reduced into it, so that `acc` is
+/// read and written once.
+pub(super) fn reduce_frames_in_turn<T: Element>(chunk: usize, frames: &[&[u8]], init: Option<&[T]>, acc: &mut [T], block: usize, op: ReduceOp) -> Result<()> {
+    let heads = frames.iter().map(|f| tile_spans::<T>(chunk, f, block, acc.len())).collect::<Result<Vec<_>>>()?;
+    let tile = block * TILE_BLOCKS;
+    let mut buf = vec![T::default(); tile.min(acc.len())];
+    for (t, out) in acc.chunks_mut(tile).enumerate() {
+        let values = &mut buf[..out.len()];
+        values.copy_from_slice(init.map_or(&*out, |x| &x[t * tile..t * tile + out.len()]));
+        for (frame, (states, sizes, spans)) in frames.iter().zip(&heads) {
+            decode_tile(DecodeTile::of_span(chunk, frame, (states, sizes), &spans[t], &mut *values, Stores::Reduce(op)), block)?;
+        }
+        out.copy_from_slice(values);
     }
     Ok(())
 }

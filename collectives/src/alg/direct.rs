@@ -8,9 +8,11 @@
 //! not partial sums, which vary wherever any of their terms does and so compress
 //! less; and no rank waits for another's reduction before it compresses.
 //!
-//! Each chunk of the own block is reduced in one order on every call, the owner's value
-//! first, then the sources `rank - 1`, `rank - 2`, ...: a chunk that arrives before its
-//! turn waits, compressed, so that equal inputs give equal results (as MPI recommends).
+//! Each chunk of the own block waits, compressed, until every source's has arrived, and
+//! then all are reduced at once (where the codec reduces as it decodes, in one pass over
+//! the chunk, not one per source), in one order on every call: the owner's value first,
+//! then the sources `rank - 1`, `rank - 2`, ..., so that equal inputs give equal results
+//! (as MPI recommends).
 
 use core::ops::Range;
 
@@ -51,7 +53,7 @@ pub(crate) fn reduce_scatter<T: Value, W: Place<T> + ?Sized>(call: &mut Call, wo
         recvs,
         sends: Vec::with_capacity(outgoing.len()),
         held: vec![None; incoming.len()],
-        next: vec![0; incoming.len() / (p - 1)],
+        chunks: incoming.len() / (p - 1),
         scratch: None,
     };
     let n = work.len();
@@ -79,10 +81,11 @@ pub(crate) fn reduce_scatter<T: Value, W: Place<T> + ?Sized>(call: &mut Call, wo
 struct Flow<O> {
     recvs: Vec<Pending>,
     sends: Vec<Pending>,
-    /// Arrived chunks (by index into the incoming plan) not reduced yet.
+    /// Arrived chunks (by index into the incoming plan: source by source, each the
+    /// chunks of the own block in order) not reduced yet.
     held: Vec<Option<Vec<u8>>>,
-    /// For each chunk of the own block, the sources reduced into it so far.
-    next: Vec<usize>,
+    /// Chunks of the own block.
+    chunks: usize,
     scratch: Option<O>,
 }
 
@@ -126,22 +129,21 @@ impl<O> Flow<O> {
         wait_all(&mut self.sends);
     }
 
-    /// Holds the arrived chunk `k`, then reduces every held chunk whose turn has come.
+    /// Holds the arrived chunk `k`; once every source's chunk of that piece of the own
+    /// block has arrived, reduces them all, in the order of the plan.
     fn reduce<T: Value, W: Place<T, Owned = O> + ?Sized>(&mut self, call: &mut Call, (dst, addend): Target<'_, W>, incoming: &[Chunk], op: ReduceOp, k: usize, bytes: Vec<u8>) {
         self.held[k] = Some(bytes);
-        let chunks = self.next.len();
-        let j = k % chunks;
-        while let Some(bytes) = self.held.get_mut(self.next[j] * chunks + j).and_then(Option::take) {
-            let (src, _, pieces, range) = &incoming[self.next[j] * chunks + j];
-            let want = call.expect::<T>(Some(j), Some(*pieces), range.len());
-            // Out of place, the owner's values are copied into the block before the first
-            // source's are reduced into them.
-            if let Some(x) = addend.filter(|_| self.next[j] == 0) {
-                call.copy(dst, range.clone(), x, range.clone());
-            }
-            call.decode_reduce(*src, &bytes, &want, dst, range.clone(), op, &mut self.scratch);
-            recycle(bytes);
-            self.next[j] += 1;
+        let j = k % self.chunks;
+        let sources: Vec<usize> = (j..incoming.len()).step_by(self.chunks).collect();
+        if sources.iter().any(|&i| self.held[i].is_none()) {
+            return;
         }
+        let arrived: Vec<Vec<u8>> = sources.iter().filter_map(|&i| self.held[i].take()).collect();
+        let (_, _, pieces, range) = &incoming[j];
+        let want = call.expect::<T>(Some(j), Some(*pieces), range.len());
+        let frames: Vec<(usize, &[u8])> = sources.iter().zip(&arrived).map(|(&i, b)| (incoming[i].0, b.as_slice())).collect();
+        // Out of place, the owner's values are the first operand.
+        call.decode_reduce(&frames, &want, dst, range.clone(), addend, op, &mut self.scratch);
+        arrived.into_iter().for_each(recycle);
     }
 }

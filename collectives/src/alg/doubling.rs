@@ -66,5 +66,5 @@ pub(crate) fn allreduce<T: Value, W: Place<T> + ?Sized>(call: &mut Call, buf: &m
 
 fn absorb<T: Value, W: Place<T> + ?Sized>(call: &mut Call, src: usize, bytes: &[u8], buf: &mut W, op: ReduceOp, scratch: &mut Option<W::Owned>) {
     let want = call.expect::<T>(Some(src), Some(1), buf.len());
-    call.decode_reduce(src, bytes, &want, buf, 0..buf.len(), op, scratch);
+    call.decode_reduce(&[(src, bytes)], &want, buf, 0..buf.len(), None, op, scratch);
 }

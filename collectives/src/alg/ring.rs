@@ -88,11 +88,8 @@ fn step<T: Value, W: Place<T> + ?Sized>(
     let absorb = |call: &mut Call, into: &mut W, addend: Option<&W>, j: usize, bytes: Vec<u8>, scratch: &mut Option<W::Owned>| {
         let range = recv_pieces[j].clone();
         let want = call.expect::<T>(Some(j), Some(recv_pieces.len()), range.len());
-        // Out of place, this rank's values are copied into the block first.
-        if let Some(x) = addend {
-            call.copy(into, range.clone(), x, range.clone());
-        }
-        call.decode_reduce(prev, &bytes, &want, into, range, op, scratch);
+        // Out of place, this rank's values are the first operand.
+        call.decode_reduce(&[(prev, &bytes)], &want, into, range, addend, op, scratch);
         recycle(bytes);
     };
 
