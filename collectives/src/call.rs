@@ -835,6 +835,51 @@ mod tests {
         assert!(c.finish(0, None).is_err());
     }
 
+    /// Frames reduced at once give the bits of reducing them one after the other, the
+    /// owner's values first; where one frame's stream is corrupt, both fail the call
+    /// naming the same peer (every byte of one stream set to 0xff in turn).
+    #[test]
+    fn frames_reduced_at_once_equal_frames_in_turn_and_name_a_bad_peer() {
+        let mut cfg = CollConfig::new(Codec::szx(ErrorBound::Abs(1e-3)));
+        cfg.min_bytes_to_compress = 0;
+        let n = 1000;
+        let field = |k: usize| (0..n).map(|i| if i % 97 < 20 { 0.0 } else { ((i * (k + 3)) as f32 * 0.013).sin() * 7.0 }).collect::<Vec<f32>>();
+        let mut c = call(&cfg);
+        let frames: Vec<Vec<u8>> = (1..4).map(|k| c.frame(&field(k), 0, 1)).collect();
+        let own = field(0);
+        let reduce = |frames: &[(usize, &[u8])], at_once: bool| {
+            let mut c = call(&cfg);
+            let want = c.expect::<f32>(Some(0), Some(1), n);
+            let (mut out, mut scratch) = (vec![f32::NAN; n], None);
+            if at_once {
+                c.decode_reduce(frames, &want, &mut out[..], 0..n, Some(&own[..]), ReduceOp::Sum, &mut scratch);
+            } else {
+                out.copy_from_slice(&own);
+                for f in frames {
+                    c.decode_reduce(core::slice::from_ref(f), &want, &mut out[..], 0..n, None, ReduceOp::Sum, &mut scratch);
+                }
+            }
+            (out.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), c.finish(0, None).err())
+        };
+        let good: Vec<(usize, &[u8])> = frames.iter().enumerate().map(|(i, f)| (i + 1, f.as_slice())).collect();
+        let (bits, err) = reduce(&good, true);
+        assert_eq!((bits.clone(), err), reduce(&good, false));
+        assert!(bits.iter().zip(&own).any(|(&b, x)| b != x.to_bits()));
+        let mut failures = 0;
+        for at in HEADER_LEN..frames[1].len() {
+            let mut bad = frames[1].clone();
+            bad[at] = 0xff;
+            let some = [good[0], (2, bad.as_slice()), good[2]];
+            let (at_once, in_turn) = (reduce(&some, true), reduce(&some, false));
+            match (&at_once.1, &in_turn.1) {
+                (None, None) => assert_eq!(at_once.0, in_turn.0, "byte {at}"),
+                (Some(CollError::BadMessage { peer: 2, .. }), Some(CollError::BadMessage { peer: 2, .. })) => failures += 1,
+                (a, b) => panic!("byte {at}: at once {a:?}, in turn {b:?}"),
+            }
+        }
+        assert!(failures > 0);
+    }
+
     #[test]
     fn decoding_random_bytes_never_panics() {
         let cfg = raw_config();
