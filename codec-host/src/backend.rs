@@ -182,8 +182,9 @@ impl Backend {
             }
         }
         if let (Inner::Cpu(_), true) = (&self.inner, streams.iter().all(|s| crate::szx::is_szx(s))) {
-            crate::szx::decompress_reduce_all(streams, init, acc, op, self.cpu_exec())?;
-            return Ok(());
+            if crate::szx::decompress_reduce_all(streams, init, acc, op, self.cpu_exec())? {
+                return Ok(());
+            }
         }
         if let Some(x) = init {
             acc[..n].copy_from_slice(&x[..n]);

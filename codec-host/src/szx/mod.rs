@@ -98,54 +98,48 @@ pub(crate) fn decompress_reduce<T: Element>(stream: &[u8], acc: &mut [T], op: Re
     Ok(header)
 }
 
-/// Reduces the values of several SZx streams into the first of `acc` as they are
-/// decoded, in order: `acc[i] = ((init[i] op v0[i]) op v1[i]) ...`, with `init` the
-/// values of `acc` where it is None (bit for bit [`decompress_reduce`] of each stream in
-/// turn). On one thread, streams of one layout (count, block size, chunking) are reduced
-/// together, tile by tile ([`frame::reduce_frames_in_turn`]): `acc` is read and written
-/// once, not once per stream.
-pub(crate) fn decompress_reduce_all<T: Element>(streams: &[&[u8]], init: Option<&[T]>, acc: &mut [T], op: ReduceOp, exec: &CpuExecutor) -> Result<()> {
+/// Reduces the values of several SZx streams of one layout (element type, count,
+/// block size, chunking) into the first of `acc` together, tile by tile
+/// ([`frame::reduce_frames_in_turn`]), on one thread: `acc[i] = ((init[i] op v0[i]) op
+/// v1[i]) ...`, with `init` the values of `acc` where it is None, bit for bit
+/// [`decompress_reduce`] of each stream in turn, but `acc` read and written once, not
+/// once per stream. Returns false, touching nothing, where that does not apply (fewer
+/// than two streams, layouts that differ, several threads): the caller reduces them in
+/// turn.
+pub(crate) fn decompress_reduce_all<T: Element>(streams: &[&[u8]], init: Option<&[T]>, acc: &mut [T], op: ReduceOp, exec: &CpuExecutor) -> Result<bool> {
     let headers = streams.iter().map(|s| SzxHeader::read(s)).collect::<Result<Vec<_>>>()?;
-    for h in &headers {
-        check_output(h, acc)?;
+    let Some(header) = headers.first() else { return Ok(false) };
+    let layout = |h: &SzxHeader| (h.elem, h.len(), h.block_size, h.chunk_values);
+    if exec.threads() > 1 || streams.len() < 2 || headers.iter().any(|h| layout(h) != layout(header)) {
+        return Ok(false);
     }
-    let n = headers.first().map_or(0, SzxHeader::len);
+    let acc = check_output(header, acc)?;
+    let n = acc.len();
     let init = init.map(|x| x.get(..n).ok_or(Error::BufferTooSmall { needed: n, got: x.len() })).transpose()?;
-    let one_layout = headers.iter().all(|h| (h.len(), h.block_size, h.chunk_values) == (n, headers[0].block_size, headers[0].chunk_values));
-    if exec.threads() > 1 || !one_layout || streams.len() < 2 {
-        if let Some(x) = init {
-            acc[..n].copy_from_slice(x);
-        }
-        for s in streams {
-            decompress_reduce(s, acc, op, exec)?;
-        }
-        return Ok(());
-    }
-    let mut chunks = Vec::with_capacity(streams.len());
-    for (s, h) in streams.iter().zip(&headers) {
-        let (lens, _) = h.chunk_lens(s)?;
-        let mut at = h.prefix_len();
-        chunks.push(lens.map(move |len| { at += len; &s[at - len..at] }).collect::<Vec<_>>());
-    }
-    let header = &headers[0];
-    for (c, values) in acc[..n].chunks_mut(header.chunk_values).enumerate() {
+    let chunks = streams.iter().zip(&headers).map(|(s, h)| chunk_frames(s, h).map(Iterator::collect)).collect::<Result<Vec<Vec<&[u8]>>>>()?;
+    for (c, values) in acc.chunks_mut(header.chunk_values).enumerate() {
         let frames: Vec<&[u8]> = chunks.iter().map(|f| f[c]).collect();
         let first = init.map(|x| &x[c * header.chunk_values..c * header.chunk_values + values.len()]);
         frame::reduce_frames_in_turn(c, &frames, first, values, header.block_size, op)?;
     }
-    Ok(())
+    Ok(true)
+}
+
+/// The frames of the chunks of `stream` (whose header is `header`), in order, the
+/// chunk table checked ([`SzxHeader::chunk_lens`]).
+fn chunk_frames<'s>(stream: &'s [u8], header: &SzxHeader) -> Result<impl Iterator<Item = &'s [u8]> + 's> {
+    let (lens, _) = header.chunk_lens(stream)?;
+    let mut at = header.prefix_len();
+    Ok(lens.map(move |len| {
+        at += len;
+        &stream[at - len..at]
+    }))
 }
 
 /// Decodes the chunks of `stream` (whose header is `header`) into `out`, its values,
 /// written with `stores`.
 fn decode_frames<T: Element>(stream: &[u8], header: &SzxHeader, out: &mut [T], stores: Stores, exec: &CpuExecutor) -> Result<()> {
-    let (lens, _) = header.chunk_lens(stream)?;
-    let mut at = header.prefix_len();
-    let frames = lens.zip(out.chunks_mut(header.chunk_values)).enumerate().map(|(i, (len, values))| {
-        let frame = &stream[at..at + len];
-        at += len;
-        (i, frame, values)
-    });
+    let frames = chunk_frames(stream, header)?.zip(out.chunks_mut(header.chunk_values)).enumerate().map(|(i, (frame, values))| (i, frame, values));
     frame::read_frames(frames, header.block_size, stores, exec)
 }
 
