@@ -4,7 +4,8 @@
 //! Run: `CCOLL_SZX_C=PATH cargo bench -p codec-host --bench szx_throughput`, where PATH is
 //! the C SZx's `libSZx.so` or its source directory (built once into
 //! `target/szx-c-build` with `./configure CXXFLAGS=-O3 && make`). Without `CCOLL_SZX_C`
-//! only our side is measured, and the output says so. `CCOLL_SZX_BENCH_REPS` sets the
+//! only our side is measured, and the output says so. `CCOLL_ISA=avx2` (or `baseline`)
+//! measures our copies of the block loops for a lesser CPU. `CCOLL_SZX_BENCH_REPS` sets the
 //! repetitions (median kept, default 5), `CCOLL_SZX_BENCH_QUICK=1` uses fields of 1 Mi
 //! values instead of the full sizes, `CCOLL_SZX_BENCH_DATA=a,b` picks fields.
 //!
@@ -177,6 +178,7 @@ fn main() {
          line first), which that floor does not bind.",
         szx::STREAMING_MIN_BYTES >> 20
     );
+    println!("Ours ran its {} copies of the block loops (the best this CPU has, at most what {} allows).", szx::active_isa().name(), szx::ENV_ISA);
     match &c {
         Some(c) => println!("C SZx: {}\n", c.describe()),
         None => println!("CCOLL_SZX_C is not set: the C SZx comparison was NOT run; ours only.\n"),

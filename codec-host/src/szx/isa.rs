@@ -88,21 +88,105 @@ pub(crate) fn prefetch_ahead<T>(xs: &[T], at: usize, len: usize) {
     }
 }
 
-/// True if the CPU runs the AVX2 copies (checked once, then cached by std).
+/// Environment variable: the most the multiversioned loops may use, `avx512`, `avx2` or
+/// `baseline` (x86-64's SSE2), or `auto` (the default: the best the CPU has). The CPU's
+/// features still cap it. Every copy writes the same bytes; this one picks the copy, to
+/// measure or check the others on a machine that would not run them. Read once per
+/// process; another value is reported on stderr and read as `auto`.
+pub const ENV_ISA: &str = "CCOLL_ISA";
+
+/// The copies of the multiversioned loops, in increasing order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Isa {
+    /// The default target's code (SSE2 on x86-64), and the only copy elsewhere.
+    Baseline,
+    Avx2,
+    Avx512,
+}
+
+impl Isa {
+    /// Its name as [`ENV_ISA`] takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Isa::Baseline => "baseline",
+            Isa::Avx2 => "avx2",
+            Isa::Avx512 => "avx512",
+        }
+    }
+
+    /// The ceiling [`ENV_ISA`]'s value (`None`: unset) asks for.
+    fn ceiling(value: Option<&str>) -> Result<Isa, String> {
+        match value.map(str::trim) {
+            None | Some("" | "auto") => Ok(Isa::Avx512),
+            Some(v) => [Isa::Baseline, Isa::Avx2, Isa::Avx512].into_iter().find(|i| i.name() == v).ok_or_else(|| format!("{ENV_ISA}={v:?}: expected auto, avx512, avx2 or baseline")),
+        }
+    }
+}
+
+/// The copy the multiversioned loops run in this process: the best the CPU has, at most
+/// what [`ENV_ISA`] allows.
+pub fn active() -> Isa {
+    if has_avx512() {
+        Isa::Avx512
+    } else if has_avx2() {
+        Isa::Avx2
+    } else {
+        Isa::Baseline
+    }
+}
+
+/// [`ENV_ISA`]'s ceiling, read once.
+fn allowed() -> Isa {
+    static ALLOWED: std::sync::OnceLock<Isa> = std::sync::OnceLock::new();
+    *ALLOWED.get_or_init(|| {
+        Isa::ceiling(std::env::var(ENV_ISA).ok().as_deref()).unwrap_or_else(|e| {
+            eprintln!("codec-host: {e}; running auto");
+            Isa::Avx512
+        })
+    })
+}
+
+/// True if the AVX2 copies run: the CPU has them and [`ENV_ISA`] allows them.
 #[cfg(target_arch = "x86_64")]
 #[inline]
 pub(crate) fn has_avx2() -> bool {
+    allowed() >= Isa::Avx2 && cpu_has_avx2()
+}
+
+/// True if the AVX-512 copies run: the CPU has them and [`ENV_ISA`] allows them.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+pub(crate) fn has_avx512() -> bool {
+    allowed() >= Isa::Avx512 && cpu_has_avx512()
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn has_avx2() -> bool {
+    false
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn has_avx512() -> bool {
+    false
+}
+
+/// True if the CPU has what the AVX2 copies are compiled for (checked once, then cached
+/// by std).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn cpu_has_avx2() -> bool {
     use std::arch::is_x86_feature_detected as has;
     has!("avx2") && has!("fma") && has!("bmi1") && has!("bmi2") && has!("lzcnt") && has!("popcnt")
 }
 
-/// True if the CPU runs the AVX-512 copies (F, BW, VL, DQ, CD and VBMI, on top of the
-/// AVX2 set; a CPU with AVX-512 but without VBMI runs the AVX2 copies).
+/// True if the CPU has what the AVX-512 copies are compiled for (F, BW, VL, DQ, CD and
+/// VBMI, on top of the AVX2 set; a CPU with AVX-512 but without VBMI runs the AVX2
+/// copies).
 #[cfg(target_arch = "x86_64")]
 #[inline]
-pub(crate) fn has_avx512() -> bool {
+fn cpu_has_avx512() -> bool {
     use std::arch::is_x86_feature_detected as has;
-    has_avx2() && has!("avx512f") && has!("avx512bw") && has!("avx512vl") && has!("avx512dq") && has!("avx512cd") && has!("avx512vbmi")
+    cpu_has_avx2() && has!("avx512f") && has!("avx512bw") && has!("avx512vl") && has!("avx512dq") && has!("avx512cd") && has!("avx512vbmi")
 }
 
 /// [`GroupOps`] in AVX2: a pick is, per 32 values, four in-lane byte shuffles
@@ -333,10 +417,24 @@ mod tests {
         }
     }
 
+    #[test]
+    fn the_ceiling_is_read_from_its_name() {
+        assert_eq!(Isa::ceiling(None), Ok(Isa::Avx512));
+        assert_eq!(Isa::ceiling(Some(" auto ")), Ok(Isa::Avx512));
+        assert_eq!(Isa::ceiling(Some("")), Ok(Isa::Avx512));
+        for isa in [Isa::Baseline, Isa::Avx2, Isa::Avx512] {
+            assert_eq!(Isa::ceiling(Some(isa.name())), Ok(isa));
+        }
+        let e = Isa::ceiling(Some("sse4")).unwrap_err();
+        assert!(e.contains("CCOLL_ISA=\"sse4\"") && e.contains("baseline"), "{e}");
+        // The copy that runs is never above what the CPU has.
+        assert!(active() <= if cpu_has_avx512() { Isa::Avx512 } else if cpu_has_avx2() { Isa::Avx2 } else { Isa::Baseline });
+    }
+
     /// The vector group steps the CPU has: AVX2's, then AVX-512 VBMI's.
     fn vector_ops() -> (Option<Avx2Ops>, Option<VbmiOps>) {
         // SAFETY: each is made only where the CPU has its instructions.
-        unsafe { (has_avx2().then(|| Avx2Ops::new()), has_avx512().then(|| VbmiOps::new())) }
+        unsafe { (cpu_has_avx2().then(|| Avx2Ops::new()), cpu_has_avx512().then(|| VbmiOps::new())) }
     }
 
     /// The vector group steps (AVX2's and AVX-512 VBMI's, where the CPU has them) give the
