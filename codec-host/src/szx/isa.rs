@@ -200,7 +200,7 @@ pub(crate) struct Avx2Ops(());
 
 #[cfg(target_arch = "x86_64")]
 impl Avx2Ops {
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,bmi2")]
     pub(crate) fn new() -> Self {
         Avx2Ops(())
     }
@@ -239,7 +239,14 @@ impl GroupOps for Avx2Ops {
 
     #[inline(always)]
     fn unpack(self, src: &[u8; GROUP], r: u32) -> [u8; GROUP] {
-        codec_kernels::szx::group_ops::ScalarOps.unpack(src, r)
+        // SAFETY: `self` exists, so the CPU has BMI2 (`new`).
+        unsafe { unpack_by_deposits(src, r) }
+    }
+
+    #[inline(always)]
+    fn pack(self, src: &[u8; GROUP], r: u32) -> [u64; GROUP / 8] {
+        // SAFETY: as in `unpack`.
+        unsafe { pack_by_extracts(src, r) }
     }
 
     #[inline(always)]
@@ -247,6 +254,47 @@ impl GroupOps for Avx2Ops {
         // SAFETY: `self` exists, so the CPU has AVX2, hence SSSE3.
         unsafe { compact_by_shuffles(src, keep) }
     }
+}
+
+/// The low `r` bits of each byte of a word.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn field_mask(r: u32) -> u64 {
+    0x0101_0101_0101_0101 * ((1u64 << (r & 7)) - 1)
+}
+
+/// [`GroupOps::unpack`]: per eight fields, one bit deposit (`pdep`) of their `r` bytes
+/// into the low bits of eight bytes.
+///
+/// # Safety
+/// The CPU must have BMI2.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn unpack_by_deposits(src: &[u8; GROUP], r: u32) -> [u8; GROUP] {
+    use std::arch::x86_64::_pdep_u64;
+    let (mask, r) = (field_mask(r), (r & 7) as usize);
+    let mut out = [0u8; GROUP];
+    for (j, o) in out.chunks_exact_mut(8).enumerate() {
+        // Eight fields start at byte `j * r`, at most 49: eight bytes are in `src`.
+        let word = u64::from_le_bytes(core::array::from_fn(|i| src[(j * r + i) % GROUP]));
+        // SAFETY: the caller's CPU has BMI2.
+        o.copy_from_slice(&unsafe { _pdep_u64(word, mask) }.to_le_bytes());
+    }
+    out
+}
+
+/// [`GroupOps::pack`]: per eight fields, one bit extract (`pext`) of the low `r` bits
+/// of their bytes.
+///
+/// # Safety
+/// The CPU must have BMI2.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn pack_by_extracts(src: &[u8; GROUP], r: u32) -> [u64; GROUP / 8] {
+    use std::arch::x86_64::_pext_u64;
+    let mask = field_mask(r);
+    // SAFETY: the caller's CPU has BMI2.
+    core::array::from_fn(|j| unsafe { _pext_u64(u64::from_le_bytes(core::array::from_fn(|i| src[8 * j + i])), mask) })
 }
 
 /// Per mask of eight bits, the byte shuffle that moves the bytes whose bit is set to the
@@ -309,7 +357,7 @@ pub(crate) struct VbmiOps(());
 
 #[cfg(target_arch = "x86_64")]
 impl VbmiOps {
-    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi2")]
     pub(crate) fn new() -> Self {
         VbmiOps(())
     }
@@ -395,6 +443,12 @@ impl GroupOps for VbmiOps {
     }
 
     #[inline(always)]
+    fn pack(self, src: &[u8; GROUP], r: u32) -> [u64; GROUP / 8] {
+        // SAFETY: `self` exists, so the CPU has BMI2 (`new`).
+        unsafe { pack_by_extracts(src, r) }
+    }
+
+    #[inline(always)]
     fn compact(self, src: &[u8; GROUP], keep: u64) -> [u8; GROUP] {
         // SAFETY: `self` exists, so the CPU has AVX-512, hence SSSE3.
         unsafe { compact_by_shuffles(src, keep) }
@@ -439,7 +493,8 @@ mod tests {
 
     /// The vector group steps (AVX2's and AVX-512 VBMI's, where the CPU has them) give the
     /// portable ones' bytes, on random windows, previous bytes, running counts (0 to 64),
-    /// field widths (0 to 7) and masks of bytes kept (all, none, sparse and dense).
+    /// field widths (0 to 7, packed and unpacked) and masks of bytes kept (all, none,
+    /// sparse and dense).
     #[test]
     fn vector_ops_equal_the_portable_ones() {
         let (avx2, vbmi) = vector_ops();
@@ -478,6 +533,17 @@ mod tests {
             }
             for r in 0..8 {
                 assert_eq!(vector.unpack(&src, r), ScalarOps.unpack(&src, r), "round {round}, r {r}");
+                // Packing fields of r bits, and unpacking them back.
+                let fields = src.map(|b| b & ((1u16 << r) - 1) as u8);
+                let packed = vector.pack(&fields, r);
+                assert_eq!(packed, ScalarOps.pack(&fields, r), "round {round}, r {r}");
+                let mut bytes = [0u8; GROUP];
+                for (j, w) in packed.iter().enumerate() {
+                    for (i, b) in w.to_le_bytes().into_iter().enumerate().take(r as usize) {
+                        bytes[j * r as usize + i] = b;
+                    }
+                }
+                assert_eq!(vector.unpack(&bytes, r), fields, "round {round}, r {r}");
             }
             let keep = match round % 4 {
                 0 => u64::MAX,

@@ -159,11 +159,7 @@ fn pack_residuals<T: SzxFloat, G: GroupOps>(c: &Coding<T>, g: &Group<T>, stage: 
     let res = core::array::from_fn(|i| c.residual(g.t[i]) as u8);
     let keep = kept(g, |lead| lead <= q);
     let res = if keep == u64::MAX { res } else { ops.compact(&res, keep) };
-    for j in 0..GROUP / 8 {
-        let mut word = 0u64;
-        for i in 0..8 {
-            word |= (res[8 * j + i] as u64) << (r * i as u32);
-        }
+    for (j, word) in ops.pack(&res, r).into_iter().enumerate() {
         let at = j * r as usize;
         // At most 7 * 7 + 8 bytes, within the room the caller leaves.
         if let Some(dst) = stage.get_mut(at..at + 8) {

@@ -26,6 +26,13 @@ pub trait GroupOps: Copy {
     /// The [`GROUP`] fields of `r` bits (0 to 7; none: all zero) packed least
     /// significant first in `src`.
     fn unpack(self, src: &[u8; GROUP], r: u32) -> [u8; GROUP];
+    /// The inverse of [`GroupOps::unpack`]: the fields of `r` bits (the low bits of each
+    /// byte of `src`, the others zero) packed least significant first, eight to `r` whole
+    /// bytes: word `j` holds fields `8j` to `8j + 7`.
+    #[inline(always)]
+    fn pack(self, src: &[u8; GROUP], r: u32) -> [u64; GROUP / 8] {
+        core::array::from_fn(|j| (0..8).fold(0u64, |word, i| word | (src[8 * j + i] as u64) << (r * i as u32)))
+    }
     /// The bytes of `src` whose bit in `keep` is set, in order, then zeros.
     #[inline(always)]
     fn compact(self, src: &[u8; GROUP], keep: u64) -> [u8; GROUP] {
