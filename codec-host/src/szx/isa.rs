@@ -250,6 +250,20 @@ impl GroupOps for Avx2Ops {
     }
 
     #[inline(always)]
+    fn at_most(self, lead: &[u8; GROUP], code: u8) -> u64 {
+        use std::arch::x86_64::*;
+        // SAFETY: `self` exists, so the CPU has AVX2 (`new`); the loads read the 64 bytes
+        // of `lead`. Codes and `code` are small: a signed compare orders them.
+        unsafe {
+            let above = |half: usize| {
+                let v = _mm256_loadu_si256(lead.as_ptr().add(32 * half).cast::<__m256i>());
+                _mm256_movemask_epi8(_mm256_cmpgt_epi8(v, _mm256_set1_epi8(code as i8))) as u32 as u64
+            };
+            !(above(0) | above(1) << 32)
+        }
+    }
+
+    #[inline(always)]
     fn compact(self, src: &[u8; GROUP], keep: u64) -> [u8; GROUP] {
         // SAFETY: `self` exists, so the CPU has AVX2, hence SSSE3.
         unsafe { compact_by_shuffles(src, keep) }
@@ -449,6 +463,13 @@ impl GroupOps for VbmiOps {
     }
 
     #[inline(always)]
+    fn at_most(self, lead: &[u8; GROUP], code: u8) -> u64 {
+        use std::arch::x86_64::*;
+        // SAFETY: as in `pick`; the load reads the 64 bytes of `lead`.
+        unsafe { _mm512_cmple_epu8_mask(_mm512_loadu_si512(lead.as_ptr().cast::<__m512i>()), _mm512_set1_epi8(code as i8)) }
+    }
+
+    #[inline(always)]
     fn compact(self, src: &[u8; GROUP], keep: u64) -> [u8; GROUP] {
         // SAFETY: `self` exists, so the CPU has AVX-512, hence SSSE3.
         unsafe { compact_by_shuffles(src, keep) }
@@ -530,6 +551,7 @@ mod tests {
             let lead: [u8; GROUP] = std::array::from_fn(|i| (src[i] >> (round % 7)) & 3);
             for code in 0..=4 {
                 assert_eq!(vector.running_count(&lead, code), ScalarOps.running_count(&lead, code), "round {round}, code {code}");
+                assert_eq!(vector.at_most(&lead, code), ScalarOps.at_most(&lead, code), "round {round}, code {code}");
             }
             for r in 0..8 {
                 assert_eq!(vector.unpack(&src, r), ScalarOps.unpack(&src, r), "round {round}, r {r}");

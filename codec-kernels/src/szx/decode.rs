@@ -236,7 +236,7 @@ fn decode_coded<T: SzxFloat, G: GroupOps, const M: u8>(c: &Coding<T>, codes: &[u
     // they can live in vector registers.
     for_each_group(c, n, codes, body, body_len, |g, at| {
         let m = at.len;
-        let lead = unpack_codes(at.words);
+        let lead = unpack_codes(at.words, ops);
         let u: [T::Bits; GROUP] = if q == 1 {
             // One whole byte: value i's is the last one stored up to it (code 0), the
             // one at the running count of code-0 values.
@@ -314,10 +314,14 @@ fn window<'a>(b: &'a [u8], at: usize, spare: &'a mut [u8; GROUP]) -> &'a [u8; GR
     spare
 }
 
-/// The 2-bit codes of one group from its code bytes (`words`, little-endian).
+/// The 2-bit codes of one group from its code bytes (`words`, little-endian): fields of
+/// 2 bits, unpacked by `ops`.
 #[inline(always)]
-fn unpack_codes(words: [u64; 2]) -> [u8; GROUP] {
-    core::array::from_fn(|i| (words[i / 32] >> (2 * (i % 32))) as u8 & 3)
+fn unpack_codes<G: GroupOps>(words: [u64; 2], ops: G) -> [u8; GROUP] {
+    let mut bytes = [0u8; GROUP];
+    bytes[..8].copy_from_slice(&words[0].to_le_bytes());
+    bytes[8..16].copy_from_slice(&words[1].to_le_bytes());
+    ops.unpack(&bytes, 2)
 }
 
 /// The `W` bytes at `pos` read least significant first, zero past the payload's end

@@ -77,7 +77,7 @@ pub(crate) fn encode_coded<T: SzxFloat, G: GroupOps, const M: u8>(x: &[T], c: &C
         if M == mode::OFFSET && errors {
             c.fold_offset_errors(xs, &g, &mut worst);
         }
-        pack_codes(&g.lead, codes);
+        pack_codes(&g.lead, codes, ops);
         let mid = stage_mid(c, &g, &mut stage, ops);
         let resi = pack_residuals(c, &g, &mut stage[mid..], ops);
         body.get_mut(pos..pos + mid + resi)?.copy_from_slice(&stage[..mid + resi]);
@@ -99,7 +99,7 @@ fn stage_mid<T: SzxFloat, G: GroupOps>(c: &Coding<T>, g: &Group<T>, stage: &mut 
     let q = c.req_bytes as u8;
     if q == 1 {
         let bytes = core::array::from_fn(|i| (g.t[i] >> shift).low_u32() as u8);
-        let keep = kept(g, |lead| lead == 0);
+        let keep = kept(g, 0, ops);
         stage[..GROUP].copy_from_slice(&ops.compact(&bytes, keep));
         return keep.count_ones() as usize;
     }
@@ -119,26 +119,24 @@ fn stage_mid<T: SzxFloat, G: GroupOps>(c: &Coding<T>, g: &Group<T>, stage: &mut 
     at
 }
 
-/// The mask of the values of group `g` whose code passes `f` (none past its length,
-/// whose patterns are left from the group before).
+/// The mask of the values of group `g` whose code is at most `code` (none past its
+/// length, whose patterns are left from the group before).
 #[inline(always)]
-fn kept<T: SzxFloat>(g: &Group<T>, f: impl Fn(u8) -> bool) -> u64 {
-    let mut mask = 0u64;
-    for (i, &lead) in g.lead.iter().enumerate() {
-        mask |= (f(lead) as u64) << i;
-    }
+fn kept<T: SzxFloat, G: GroupOps>(g: &Group<T>, code: u8, ops: G) -> u64 {
+    let mut mask = ops.at_most(&g.lead, code);
     if g.len < GROUP {
         mask &= (1u64 << g.len) - 1;
     }
     mask
 }
 
-/// Four 2-bit codes per byte, the first value in the low bits.
+/// Four 2-bit codes per byte, the first value in the low bits: fields of 2 bits, packed
+/// by `ops`.
 #[inline(always)]
-fn pack_codes(lead: &[u8; GROUP], out: &mut [u8]) {
+fn pack_codes<G: GroupOps>(lead: &[u8; GROUP], out: &mut [u8], ops: G) {
     let mut packed = [0u8; GROUP / 4];
-    for (j, p) in packed.iter_mut().enumerate() {
-        *p = lead[4 * j] | lead[4 * j + 1] << 2 | lead[4 * j + 2] << 4 | lead[4 * j + 3] << 6;
+    for (p, word) in packed.chunks_exact_mut(2).zip(ops.pack(lead, 2)) {
+        p.copy_from_slice(&word.to_le_bytes()[..2]);
     }
     let n = out.len().min(GROUP / 4);
     out[..n].copy_from_slice(&packed[..n]);
@@ -157,7 +155,7 @@ fn pack_residuals<T: SzxFloat, G: GroupOps>(c: &Coding<T>, g: &Group<T>, stage: 
     }
     let q = c.req_bytes as u8;
     let res = core::array::from_fn(|i| c.residual(g.t[i]) as u8);
-    let keep = kept(g, |lead| lead <= q);
+    let keep = kept(g, q, ops);
     let res = if keep == u64::MAX { res } else { ops.compact(&res, keep) };
     for (j, word) in ops.pack(&res, r).into_iter().enumerate() {
         let at = j * r as usize;

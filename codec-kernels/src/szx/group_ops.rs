@@ -26,6 +26,12 @@ pub trait GroupOps: Copy {
     /// The [`GROUP`] fields of `r` bits (0 to 7; none: all zero) packed least
     /// significant first in `src`.
     fn unpack(self, src: &[u8; GROUP], r: u32) -> [u8; GROUP];
+    /// The mask of the values whose code in `lead` (0 to 3) is at most `code`: bit `i`
+    /// for value `i`.
+    #[inline(always)]
+    fn at_most(self, lead: &[u8; GROUP], code: u8) -> u64 {
+        lead.iter().enumerate().fold(0u64, |mask, (i, &l)| mask | ((l <= code) as u64) << i)
+    }
     /// The inverse of [`GroupOps::unpack`]: the fields of `r` bits (the low bits of each
     /// byte of `src`, the others zero) packed least significant first, eight to `r` whole
     /// bytes: word `j` holds fields `8j` to `8j + 7`.
