@@ -34,7 +34,7 @@ impl Digest {
 }
 
 /// Fields of every kind of block: smooth, noisy, zero and constant runs, signed zeros,
-/// subnormals, NaN and infinities, and values near the type's largest.
+/// subnormals, NaN and infinities, and large values (1e30).
 fn fields<T: Element>(n: usize) -> Vec<Vec<T>> {
     let mut state = 0x2545_f491_4f6c_dd1du64;
     let mut next = move || {
