@@ -118,8 +118,17 @@ impl Isa {
     fn ceiling(value: Option<&str>) -> Result<Isa, String> {
         match value.map(str::trim) {
             None | Some("" | "auto") => Ok(Isa::Avx512),
-            Some(v) => [Isa::Baseline, Isa::Avx2, Isa::Avx512].into_iter().find(|i| i.name() == v).ok_or_else(|| format!("{ENV_ISA}={v:?}: expected auto, avx512, avx2 or baseline")),
+            Some(v) => v.parse().map_err(|_| format!("{ENV_ISA}={v:?}: expected auto, avx512, avx2 or baseline")),
         }
+    }
+}
+
+impl core::str::FromStr for Isa {
+    type Err = ();
+
+    /// The copy of that [`Isa::name`].
+    fn from_str(s: &str) -> Result<Isa, ()> {
+        [Isa::Baseline, Isa::Avx2, Isa::Avx512].into_iter().find(|i| i.name() == s).ok_or(())
     }
 }
 
