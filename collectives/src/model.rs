@@ -82,6 +82,15 @@ pub struct Params {
     /// range, which a relative error bound needs before anything is compressed (infinity:
     /// an absolute bound, no pass).
     pub scan_bytes_per_s: f64,
+    /// CPU seconds the network costs per byte a rank compresses or decodes (0: not
+    /// priced): the kernel's TCP path and the MPI library's copies of the compressed
+    /// bytes it sends or receives, run on the host's cores beside the codec work, free of
+    /// contention like writes to fresh memory. That is the cost per byte on the wire over
+    /// the call's mean ratio, not the pacing one: the host's cores carry every rank's
+    /// traffic. Charged with the codec pass that makes or takes the bytes (a compression
+    /// sends its output, a decode takes what arrived; a chunk forwarded unchanged is not
+    /// counted).
+    pub net_cpu_s_per_coded_byte: f64,
     /// Compressing values the codec decoded itself (CPR-P2P's inner ranks and ring
     /// steps compress what they received again), uncompressed bytes per second; `None`:
     /// as fast as [`Params::comp_bytes_per_s`].
@@ -152,6 +161,7 @@ impl Params {
         reused_bytes_per_s: f64::INFINITY,
         copy_bytes_per_s: f64::INFINITY,
         scan_bytes_per_s: f64::INFINITY,
+        net_cpu_s_per_coded_byte: 0.0,
         recomp_bytes_per_s: None,
         domain_reduce_bytes_per_s: None,
         ratio: 1.0,
@@ -253,15 +263,20 @@ impl Terms<'_> {
         self.p.alpha_s + self.wire_duplex(self.after_burst(b / self.p.ratio, pause_s), 1.0)
     }
     fn comp(&self, b: f64, active: usize) -> f64 {
-        self.p.codec_call_s + b / (self.p.comp_bytes_per_s * self.p.share(active))
+        self.p.codec_call_s + b / (self.p.comp_bytes_per_s * self.p.share(active)) + self.net(b, active)
     }
     /// Compressing `b` bytes of values the codec decoded itself.
     fn recomp(&self, b: f64, active: usize) -> f64 {
         let rate = self.p.recomp_bytes_per_s.unwrap_or(self.p.comp_bytes_per_s);
-        self.p.codec_call_s + b / (rate * self.p.share(active))
+        self.p.codec_call_s + b / (rate * self.p.share(active)) + self.net(b, active)
     }
     fn decomp(&self, b: f64, active: usize) -> f64 {
-        self.p.codec_call_s + b / (self.p.decomp_bytes_per_s * self.p.share(active))
+        self.p.codec_call_s + b / (self.p.decomp_bytes_per_s * self.p.share(active)) + self.net(b, active)
+    }
+    /// Sending or receiving the compressed form of `b` bytes: the rank's own thread, on
+    /// its share of the cores.
+    fn net(&self, b: f64, active: usize) -> f64 {
+        b * self.p.net_cpu_s_per_coded_byte * self.p.codec_threads.max(1.0) / self.p.cores(active)
     }
     fn reduce(&self, b: f64, active: usize) -> f64 {
         b / (self.p.reduce_bytes_per_s * self.p.share(active))
@@ -1057,6 +1072,19 @@ mod tests {
         // Uncompressed: 3 blocks cross each link, then the last chunk is decoded.
         let ring = 3.0 * (50e-6 + m / 125e6) + c / 500e6;
         assert!(close(time_s(Allgather, CColl, m, &raw).unwrap(), ring), "{}", time_s(Allgather, CColl, m, &raw).unwrap());
+    }
+
+    #[test]
+    fn the_network_costs_cpu_with_every_compression_and_decode() {
+        // Charged with the compression that makes it and the decode that takes it.
+        let p = params(2);
+        let net = Params { net_cpu_s_per_coded_byte: 1e-10, ..p };
+        let b = 64e6;
+        let extra = time_s(P2p, CprP2p, b, &net).unwrap() - time_s(P2p, CprP2p, b, &p).unwrap();
+        assert!(close(extra, 2.0 * b * 1e-10), "{extra}");
+        // On shared cores at the rank's share, without the codec's contention.
+        let shared = Params { ranks_per_host: 4, host_cores: 2.0, contention: 1.25, ..net };
+        assert!(close(Terms { p: &shared }.net(b, 4), b * 1e-10 / 0.5));
     }
 
     #[test]

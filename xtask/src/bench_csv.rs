@@ -1,10 +1,11 @@
 //! Rows of `ccoll-bench --format csv`:
-//! `op,algo,codec,ranks,bytes,lat_avg_us,lat_min_us,lat_max_us,comp_ratio,max_abs_err,bound,bound_ok,comp_ratio_min,comp_ratio_steps`
-//! (CSVs written before the last two columns have twelve or thirteen; their rows read a
-//! missing one as the one before it: `comp_ratio`, then `comp_ratio_min`).
+//! `op,algo,codec,ranks,bytes,lat_avg_us,lat_min_us,lat_max_us,comp_ratio,max_abs_err,bound,bound_ok,comp_ratio_min,comp_ratio_steps,cpu_us`
+//! (CSVs written before the last three columns have twelve to fourteen; their rows read
+//! a missing ratio as the one before it: `comp_ratio`, then `comp_ratio_min`, and a
+//! missing `cpu_us` as not measured).
 
 /// The header line ccoll-bench prints.
-pub const HEADER: &str = "op,algo,codec,ranks,bytes,lat_avg_us,lat_min_us,lat_max_us,comp_ratio,max_abs_err,bound,bound_ok,comp_ratio_min,comp_ratio_steps";
+pub const HEADER: &str = "op,algo,codec,ranks,bytes,lat_avg_us,lat_min_us,lat_max_us,comp_ratio,max_abs_err,bound,bound_ok,comp_ratio_min,comp_ratio_steps,cpu_us";
 
 /// One measurement.
 #[derive(Clone, Debug, PartialEq)]
@@ -25,13 +26,15 @@ pub struct Row {
     pub comp_ratio_min: f64,
     /// The ratio of a step-by-step schedule's heaviest messages (each step's largest).
     pub comp_ratio_steps: f64,
+    /// Process CPU time (user and system) per call, the mean over the ranks.
+    pub cpu_us: Option<f64>,
 }
 
 impl Row {
     /// Parses one data line; `None` for the header, blank lines and anything else.
     pub fn parse(line: &str) -> Option<Row> {
         let f: Vec<&str> = line.trim().split(',').map(str::trim).collect();
-        if !(12..=14).contains(&f.len()) || f[0] == "op" {
+        if !(12..=15).contains(&f.len()) || f[0] == "op" {
             return None;
         }
         let num = |i: usize| f[i].parse::<f64>().ok();
@@ -51,13 +54,14 @@ impl Row {
             bound_ok: matches!(f[11], "1" | "true" | "yes" | "ok"),
             comp_ratio_min: f.get(12).and_then(|x| x.parse().ok()).or(num(8)).unwrap_or(1.0),
             comp_ratio_steps: f.get(13).or(f.get(12)).and_then(|x| x.parse().ok()).or(num(8)).unwrap_or(1.0),
+            cpu_us: f.get(14).and_then(|x| x.parse().ok()),
         })
     }
 
     /// The row as a CSV line in [`HEADER`] order.
     pub fn to_csv(&self) -> String {
         format!(
-            "{},{},{},{},{},{:.1},{:.1},{:.1},{:.4},{:.6e},{:.6e},{},{:.4},{:.4}",
+            "{},{},{},{},{},{:.1},{:.1},{:.1},{:.4},{:.6e},{:.6e},{},{:.4},{:.4},{}",
             self.op,
             self.algo,
             self.codec,
@@ -71,7 +75,8 @@ impl Row {
             self.bound,
             self.bound_ok,
             self.comp_ratio_min,
-            self.comp_ratio_steps
+            self.comp_ratio_steps,
+            self.cpu_us.map_or(String::new(), |c| format!("{c:.1}"))
         )
     }
 }
@@ -135,12 +140,13 @@ mod tests {
 
     #[test]
     fn rows_parse_and_round_trip() {
-        let text = format!("{HEADER}\nallreduce,c-coll,szx-rel=1e-3,4,67108864,250000.5,240000.0,260000.0,12.5,1.2e-3,1.3e-3,true,9.25,7.5\nnoise\n");
+        let text = format!("{HEADER}\nallreduce,c-coll,szx-rel=1e-3,4,67108864,250000.5,240000.0,260000.0,12.5,1.2e-3,1.3e-3,true,9.25,7.5,71250.5\nnoise\n");
         let rows = parse_all(&text);
         assert_eq!(rows.len(), 1);
         let r = &rows[0];
         assert_eq!((r.op.as_str(), r.algo.as_str(), r.ranks, r.bytes), ("allreduce", "c-coll", 4, 64 << 20));
         assert!(r.bound_ok && r.comp_ratio == 12.5 && r.comp_ratio_min == 9.25 && r.comp_ratio_steps == 7.5 && r.lat_avg_us == 250000.5);
+        assert_eq!(r.cpu_us, Some(71250.5));
         assert_eq!(Row::parse(&r.to_csv()).unwrap(), *r);
         // A row of the twelve columns before comp_ratio_min: the heaviest sender is taken
         // as the average.
@@ -149,6 +155,10 @@ mod tests {
         // Thirteen, before comp_ratio_steps: the steps are taken as the heaviest sender.
         let min = Row::parse("allreduce,c-coll,szx-rel=1e-3,4,64,2.0,1.0,3.0,12.5,1e-3,2e-3,true,9.25").unwrap();
         assert_eq!((min.comp_ratio_min, min.comp_ratio_steps), (9.25, 9.25));
+        // Fourteen, before cpu_us: not measured, and written back as such.
+        let steps = Row::parse("allreduce,c-coll,szx-rel=1e-3,4,64,2.0,1.0,3.0,12.5,1e-3,2e-3,true,9.25,7.5").unwrap();
+        assert_eq!(steps.cpu_us, None);
+        assert_eq!(Row::parse(&steps.to_csv()).unwrap(), steps);
         let plain = Row::parse("bcast,mpi,none,4,16,10.0,9.0,11.0,-,-,-,true").unwrap();
         assert_eq!((plain.comp_ratio, plain.bound), (1.0, 0.0));
         assert!(Row::parse("bcast,mpi,none,x,16,10.0,9.0,11.0,1,0,0,true").is_none());

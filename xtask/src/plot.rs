@@ -259,6 +259,7 @@ mod tests {
             bound_ok: true,
             comp_ratio_min: 1.0,
             comp_ratio_steps: 1.0,
+            cpu_us: None,
         }
     }
 

@@ -7,7 +7,8 @@
 //! launcher now asks for 128 KiB fragments, and it keeps about 0.98), so the cost
 //! model's duplex efficiency comes from MPI itself, not from the link. A third run,
 //! C-Coll's pipelined ring allgather with every chunk raw (no codec work), measures the
-//! same for a stream of pipeline chunks, which keeps the link busier both ways.
+//! same for a stream of pipeline chunks, which keeps the link busier both ways, and the
+//! CPU time those streams cost the ranks per byte.
 
 use super::Cluster;
 use crate::bench_csv::Row;
@@ -31,6 +32,10 @@ pub struct MpiDuplex {
     pub two_way_bytes_per_s: f64,
     /// The same for streams of pipeline chunks, one each way.
     pub chunk_two_way_bytes_per_s: f64,
+    /// CPU seconds a rank of the chunk streams spent per byte it sent or received (the
+    /// kernel's TCP path, the MPI library's copies, and its own copy of each raw chunk
+    /// into the output); `None` where ccoll-bench did not report CPU time.
+    pub chunk_cpu_s_per_byte: Option<f64>,
 }
 
 /// The cost model's duplex efficiency: the share of the one-way rate each direction
@@ -53,12 +58,13 @@ impl MpiDuplex {
     /// One line for logs and reports.
     pub fn describe(&self) -> String {
         format!(
-            "MPI probe: {:.1} MB/s one way, {:.1} MB/s each way with both busy (duplex efficiency {:.3}), chunk streams {:.1} MB/s each way (chunk duplex efficiency {:.3})",
+            "MPI probe: {:.1} MB/s one way, {:.1} MB/s each way with both busy (duplex efficiency {:.3}), chunk streams {:.1} MB/s each way (chunk duplex efficiency {:.3}){}",
             self.one_way_bytes_per_s / 1e6,
             self.two_way_bytes_per_s / 1e6,
             self.efficiency(),
             self.chunk_two_way_bytes_per_s / 1e6,
-            self.chunk_efficiency()
+            self.chunk_efficiency(),
+            self.chunk_cpu_s_per_byte.map_or(String::new(), |c| format!(", {:.0} us of CPU per MB a rank sends or receives", c * 1e12))
         )
     }
 
@@ -68,7 +74,8 @@ impl MpiDuplex {
     /// recursive doubling) moves `(p - 1) bytes` each way per rank, done when the slowest
     /// rank is. At one size MPI's per-message overheads weigh alike on both, so their
     /// ratio is what the reverse direction's traffic costs. `chunked` is the C-Coll
-    /// ring allgather's row at the same size (each rank's `(p - 1) bytes` each way too).
+    /// ring allgather's row at the same size (each rank's `(p - 1) bytes` each way too),
+    /// whose CPU time per call is spread over those `2 (p - 1) bytes`.
     pub fn from_rows(p2p: &Row, allgather: &Row, chunked: &Row) -> Result<MpiDuplex, String> {
         let p = allgather.ranks;
         if !(2..32).contains(&p) || !p.is_power_of_two() {
@@ -85,6 +92,7 @@ impl MpiDuplex {
             one_way_bytes_per_s: p2p.bytes as f64 / (p2p.lat_max_us * 1e-6),
             two_way_bytes_per_s: each_way(allgather),
             chunk_two_way_bytes_per_s: each_way(chunked),
+            chunk_cpu_s_per_byte: chunked.cpu_us.map(|us| us * 1e-6 / (2.0 * (p - 1) as f64 * chunked.bytes as f64)),
         })
     }
 }
@@ -153,6 +161,11 @@ mod tests {
         assert!((d.two_way_bytes_per_s - 3.0 * 4194304.0 / 0.175).abs() < 1.0, "{d:?}");
         assert!((d.efficiency() - 0.6).abs() < 1e-12, "{d:?}");
         assert!((d.chunk_efficiency() - 0.75).abs() < 1e-12, "{d:?}");
+        assert_eq!(d.chunk_cpu_s_per_byte, None);
+        // Each chunked rank sends and receives 12 MiB: 50.3 ms of CPU a call is 2 ns a byte.
+        let timed = Row { cpu_us: Some(2e-3 * 2.0 * 3.0 * 4194304.0), ..chunked.clone() };
+        let d = MpiDuplex::from_rows(&row("p2p", 4, 26.0, 35.0), &row("allgather", 4, 170.0, 175.0), &timed).unwrap();
+        assert!((d.chunk_cpu_s_per_byte.unwrap() - 2e-9).abs() < 1e-15, "{d:?}");
         // Not recursive doubling, different sizes, or nothing measured: an error.
         let mut other = row("allgather", 4, 170.0, 175.0);
         other.bytes *= 2;

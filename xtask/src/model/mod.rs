@@ -57,6 +57,10 @@ pub struct ModelArgs {
     /// Load average of other work on the machine during that run (the demo records it).
     #[arg(long, default_value_t = 0.0)]
     background_load: f64,
+    /// CPU time a rank of that run spent per MB it sent or received, microseconds (the
+    /// demo's MPI probe measures it; default 0: not priced).
+    #[arg(long, default_value_t = 0.0)]
+    net_cpu_us_per_mb: f64,
     /// Data set and codec of the calibration.
     #[arg(long, default_value = "rtm")]
     dataset: String,
@@ -175,6 +179,7 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
             alpha_s: a.latency.as_secs_f64(),
             host_cores,
             background_load: a.background_load,
+            net_cpu_s_per_byte: a.net_cpu_us_per_mb * 1e-12,
         };
         let ranks_cal = if threads == host_threads { None } else { Some(calibrate_on(threads, "as the emulated ranks run it")?) };
         let (report, within) = validate(&rows, ranks_cal.as_ref().unwrap_or(&cal), &emulated);
@@ -232,14 +237,18 @@ pub struct Emulated {
     pub alpha_s: f64,
     pub host_cores: f64,
     pub background_load: f64,
+    /// CPU seconds a rank spent per byte it sent or received (the demo's MPI probe),
+    /// priced at each point's mean ratio (`Params::net_cpu_s_per_coded_byte`).
+    pub net_cpu_s_per_byte: f64,
 }
 
 impl Emulated {
     /// The model's parameters for one measured point: its ranks share the host's cores
     /// and poll while they wait (Open MPI's TCP progress), the collectives' own
     /// allocations cost the calibrated fresh-memory speed (ccoll-bench reuses its
-    /// buffers), and the codec runs at its calibrated speed for the point's ratio.
-    fn params(&self, cal: &Calibration, ranks: usize, ratio: f64) -> Params {
+    /// buffers), the codec runs at its calibrated speed for the point's pacing `ratio`,
+    /// and the network's CPU is priced at the call's `mean_ratio`.
+    fn params(&self, cal: &Calibration, ranks: usize, ratio: f64, mean_ratio: f64) -> Params {
         Params {
             ranks,
             link_bytes_per_s: self.link_bytes_per_s,
@@ -253,6 +262,7 @@ impl Emulated {
             ranks_per_host: ranks,
             codec_threads: self.codec_threads,
             background_load: self.background_load,
+            net_cpu_s_per_coded_byte: self.net_cpu_s_per_byte / mean_ratio.max(1.0),
             busy_wait: true,
             slice_s: self.slice_s,
             ..cal.params(ratio, 1.0, f64::INFINITY)
@@ -267,6 +277,9 @@ pub fn validate(rows: &[Row], cal: &Calibration, run: &Emulated) -> (String, boo
     let mut s = String::from(
         "Validation against the emulated run (model against the slowest rank, the collective's completion; the ratio priced is the heaviest sender's for Alltoall, Scatter and C-Coll's Allgather and Allreduce, and the heaviest steps' for CPR-P2P's step-by-step rings (Allreduce, Allgather), `collectives::model::pacing_ratio`):\n\n| op | size | algorithm | ratio priced | measured mean (ms) | measured slowest (ms) | model (ms) | model/slowest |\n|---|---|---|---|---|---|---|---|\n",
     );
+    if run.net_cpu_s_per_byte > 0.0 {
+        s.insert_str(0, &format!("network CPU (the demo's MPI probe): {:.0} us per MB a rank sends or receives\n", run.net_cpu_s_per_byte * 1e12));
+    }
     let (mut n, mut within) = (0, 0);
     for r in rows {
         let (Ok(op), Ok(algo)) = (r.op.parse::<CollOp>(), r.algo.parse::<Algorithm>()) else { continue };
@@ -274,7 +287,7 @@ pub fn validate(rows: &[Row], cal: &Calibration, run: &Emulated) -> (String, boo
             continue;
         }
         let ratio = if algo.compresses() { pacing_ratio(op, algo, Ratios { mean: r.comp_ratio, heaviest_sender: r.comp_ratio_min, heaviest_steps: r.comp_ratio_steps }).max(1.0) } else { 1.0 };
-        let p = run.params(cal, r.ranks, ratio);
+        let p = run.params(cal, r.ranks, ratio, r.comp_ratio);
         let Some(model) = time_s(op, algo, r.bytes as f64, &p) else { continue };
         let measured = r.lat_max_us * 1e-6;
         let q = model / measured;
@@ -434,7 +447,7 @@ mod tests {
     }
 
     fn run() -> Emulated {
-        Emulated { codec_threads: 1.0, link_bytes_per_s: 120e6, link_burst_bytes: 0.0, duplex_efficiency: 0.5, chunk_duplex_efficiency: 0.5, contention: 1.0, slice_s: 0.0, alpha_s: 50e-6, host_cores: 2.0, background_load: 0.0 }
+        Emulated { codec_threads: 1.0, link_bytes_per_s: 120e6, link_burst_bytes: 0.0, duplex_efficiency: 0.5, chunk_duplex_efficiency: 0.5, contention: 1.0, slice_s: 0.0, alpha_s: 50e-6, host_cores: 2.0, background_load: 0.0, net_cpu_s_per_byte: 0.0 }
     }
 
     fn row(op: CollOp, algo: Algorithm, bytes: u64, ratio: f64, secs: f64) -> Row {
@@ -453,13 +466,14 @@ mod tests {
             bound_ok: true,
             comp_ratio_min: ratio,
             comp_ratio_steps: ratio,
+            cpu_us: None,
         }
     }
 
     #[test]
     fn validation_compares_the_slowest_rank_within_15_percent() {
         let (c, e) = (cal(), run());
-        let at = |op, algo, ratio: f64| time_s(op, algo, (64u64 << 20) as f64, &e.params(&c, 4, ratio)).unwrap();
+        let at = |op, algo, ratio: f64| time_s(op, algo, (64u64 << 20) as f64, &e.params(&c, 4, ratio, ratio)).unwrap();
         let exact = [
             row(CollOp::Allreduce, Algorithm::CColl, 64 << 20, 10.0, at(CollOp::Allreduce, Algorithm::CColl, 10.0)),
             row(CollOp::Bcast, Algorithm::Mpi, 64 << 20, 1.0, at(CollOp::Bcast, Algorithm::Mpi, 1.0)),
@@ -481,8 +495,12 @@ mod tests {
 
     #[test]
     fn emulated_points_poll_share_cores_and_price_the_calls_allocations() {
-        let p = run().params(&cal(), 4, 12.0);
+        let p = run().params(&cal(), 4, 12.0, 24.0);
         assert!(p.busy_wait && p.ranks_per_host == 4 && p.host_cores == 2.0 && p.ratio == 12.0);
+        // The network's CPU at the call's mean ratio: 1.2 ns a byte on the wire.
+        let net = Emulated { net_cpu_s_per_byte: 1.2e-9, ..run() }.params(&cal(), 4, 12.0, 24.0);
+        assert!((net.net_cpu_s_per_coded_byte - 0.05e-9).abs() < 1e-24, "{net:?}");
+        assert_eq!(p.net_cpu_s_per_coded_byte, 0.0);
         // Four emulated nodes on two cores: one codec thread each.
         assert_eq!(p.codec_threads, 1.0);
         let near = |x: Option<f64>, want: f64| x.is_some_and(|x| (x / want - 1.0).abs() < 1e-12);

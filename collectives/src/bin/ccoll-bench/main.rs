@@ -228,7 +228,7 @@ fn bench<T: Value>(world: &SimpleCommunicator, args: &Args, plan: &Plan) -> Resu
             let per_call = args.iters as f64;
             // CPU times are totals over the iterations, so this line pairs them with the mean.
             let mean = times.iter().sum::<f64>() / per_call;
-            report_ranks(world, &format!("{} {algo} {bytes} B", plan.op), mean, Cpu { user: cpu.user / per_call, system: cpu.system / per_call });
+            let cpu_s = report_ranks(world, &format!("{} {algo} {bytes} B", plan.op), mean, Cpu { user: cpu.user / per_call, system: cpu.system / per_call });
             let err = reference.as_ref().map(|(want, _)| all_max(world, datasets::max_abs_error(out, want)));
             let own_bound = stats.as_ref().map_or(0.0, |s| s.error_bound.unwrap_or(f64::INFINITY));
             let bound = all_max(world, own_bound);
@@ -255,6 +255,7 @@ fn bench<T: Value>(world: &SimpleCommunicator, args: &Args, plan: &Plan) -> Resu
                     .filter(|r| r.is_finite())
                     .unwrap_or(1.0),
                 comp_ratio_steps: steps_ratio(world, stats.as_ref().map_or(&[], |s| &s.message_sizes)),
+                cpu_us: cpu_s * 1e6,
                 max_abs_err: err,
                 bound,
                 bound_ok: within,
@@ -312,14 +313,15 @@ impl std::ops::AddAssign for Cpu {
 /// Rank 0 prints one stderr line with every rank's wall, user CPU and system CPU time
 /// per call: where a call's time goes on each rank (a rank that computes shows CPU
 /// time near its wall time times its threads' share; one that sleeps in its waits,
-/// little).
-fn report_ranks(world: &SimpleCommunicator, what: &str, wall_s: f64, cpu: Cpu) {
+/// little). Returns the ranks' mean CPU time (user and system) per call, seconds.
+fn report_ranks(world: &SimpleCommunicator, what: &str, wall_s: f64, cpu: Cpu) -> f64 {
     let mut all = vec![0.0f64; 3 * world.size() as usize];
     world.all_gather_into(&[wall_s, cpu.user, cpu.system][..], &mut all[..]);
     if world.rank() == 0 {
         let ranks: Vec<String> = all.chunks(3).enumerate().map(|(r, t)| format!("{r}: {:.1}/{:.1}/{:.1}", t[0] * 1e3, t[1] * 1e3, t[2] * 1e3)).collect();
         eprintln!("[ccoll-bench] {what}: ms per call, wall/user/system by rank: {}", ranks.join(", "));
     }
+    all.chunks(3).map(|t| t[1] + t[2]).sum::<f64>() / world.size() as f64
 }
 
 fn ratio(raw: f64, sent: f64) -> f64 {

@@ -1,6 +1,6 @@
 //! The two output formats. CSV columns (fixed, relied upon by the benchmark drivers):
-//! `op,algo,codec,ranks,bytes,lat_avg_us,lat_min_us,lat_max_us,comp_ratio,max_abs_err,bound,bound_ok,comp_ratio_min,comp_ratio_steps`
-//! (the last two columns added after the others, so that readers by position keep working).
+//! `op,algo,codec,ranks,bytes,lat_avg_us,lat_min_us,lat_max_us,comp_ratio,max_abs_err,bound,bound_ok,comp_ratio_min,comp_ratio_steps,cpu_us`
+//! (the last three columns added after the others, so that readers by position keep working).
 
 use collectives::Algorithm;
 
@@ -29,6 +29,9 @@ pub struct Row {
     /// all ranks make step `i`; the largest of each step, summed, against their
     /// uncompressed sizes ([`crate::steps_ratio`]).
     pub comp_ratio_steps: f64,
+    /// Process CPU time (user and system, all threads) per timed call, the mean over the
+    /// ranks.
+    pub cpu_us: f64,
     /// Largest |result - MPI result| over all ranks (with `--check`).
     pub max_abs_err: Option<f64>,
     /// The stated bound (`inf` where the codec gives none).
@@ -37,7 +40,7 @@ pub struct Row {
     pub bound_ok: Option<bool>,
 }
 
-const CSV_HEADER: &str = "op,algo,codec,ranks,bytes,lat_avg_us,lat_min_us,lat_max_us,comp_ratio,max_abs_err,bound,bound_ok,comp_ratio_min,comp_ratio_steps";
+const CSV_HEADER: &str = "op,algo,codec,ranks,bytes,lat_avg_us,lat_min_us,lat_max_us,comp_ratio,max_abs_err,bound,bound_ok,comp_ratio_min,comp_ratio_steps,cpu_us";
 
 /// The header; `device` describes the codec backend. The CSV keeps its one header line
 /// for host buffers (what its readers expect) and gets a `#` comment line naming the
@@ -68,8 +71,8 @@ pub fn print_row(format: Format, args: &Args, ranks: usize, r: &Row) {
     let ok = r.bound_ok.map_or("n/a", |ok| if ok { "true" } else { "false" });
     match format {
         Format::Csv => println!(
-            "{},{},{},{ranks},{},{:.2},{:.2},{:.2},{:.3},{err},{:.3e},{ok},{:.3},{:.3}",
-            args.op, r.algo, args.codec, r.bytes, r.lat_avg_us, r.lat_min_us, r.lat_max_us, r.comp_ratio, r.bound, r.comp_ratio_min, r.comp_ratio_steps
+            "{},{},{},{ranks},{},{:.2},{:.2},{:.2},{:.3},{err},{:.3e},{ok},{:.3},{:.3},{:.1}",
+            args.op, r.algo, args.codec, r.bytes, r.lat_avg_us, r.lat_min_us, r.lat_max_us, r.comp_ratio, r.bound, r.comp_ratio_min, r.comp_ratio_steps, r.cpu_us
         ),
         Format::Table => println!(
             "{:<15} {:<8} {:>12} {:>12.1} {:>12.1} {:>12.1} {:>8.2} {:>11} {:>11.3e} {:>8}",
