@@ -5,7 +5,7 @@
 
 use crate::bench_csv::{self, RankTimes, Row};
 use crate::cluster::{Cluster, MpiDuplex};
-use crate::units::{fmt_size, parse_size};
+use crate::units::{fmt_size, parse_size, us_per_mb};
 use crate::{plot, signals, workspace, Shape};
 use clap::Args;
 use std::fmt::Write as _;
@@ -176,7 +176,7 @@ fn model_report(csv: &std::path::Path, shape: &Shape, (efficiency, duplex): (f64
         .args(["--link", &shape.link.to_string(), "--latency", &format!("{}us", shape.latency.as_micros()), "--efficiency", &format!("{efficiency:.4}")])
         .args(["--duplex-efficiency", &format!("{:.4}", duplex.efficiency()), "--chunk-duplex-efficiency", &format!("{:.4}", duplex.chunk_efficiency())])
         .args(["--background-load", &format!("{background_load:.2}")])
-        .args(["--net-cpu-us-per-mb", &format!("{:.1}", duplex.chunk_cpu_s_per_byte.unwrap_or(0.0) * 1e12)])
+        .args(["--net-cpu-us-per-mb", &format!("{:.1}", us_per_mb(duplex.chunk_cpu_s_per_byte.unwrap_or(0.0)))])
         .output()
         .map_err(|e| format!("{}: {e}", exe.display()))?;
     let text = String::from_utf8_lossy(&out.stdout).into_owned();

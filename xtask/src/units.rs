@@ -67,6 +67,15 @@ pub fn fmt_size(bytes: u64) -> String {
     bytes.to_string()
 }
 
+/// A CPU cost per byte moved, seconds per byte, in the microseconds per MB (10^6 bytes)
+/// that `xtask model --net-cpu-us-per-mb` takes and the reports print; and back.
+pub fn us_per_mb(s_per_byte: f64) -> f64 {
+    s_per_byte * 1e12
+}
+pub fn s_per_byte(us_per_mb: f64) -> f64 {
+    us_per_mb * 1e-12
+}
+
 pub fn trim_float(v: f64) -> String {
     let s = format!("{v:.3}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
@@ -75,6 +84,12 @@ pub fn trim_float(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_costs_per_byte_read_in_us_per_mb() {
+        assert!((us_per_mb(1.1e-9) - 1100.0).abs() < 1e-9);
+        assert!((s_per_byte(1100.0) - 1.1e-9).abs() < 1e-21);
+    }
 
     #[test]
     fn units_parse_and_format() {

@@ -12,7 +12,7 @@
 
 use super::Cluster;
 use crate::bench_csv::Row;
-use crate::units::fmt_size;
+use crate::units::{fmt_size, us_per_mb};
 use std::path::Path;
 use std::time::Duration;
 
@@ -64,7 +64,7 @@ impl MpiDuplex {
             self.efficiency(),
             self.chunk_two_way_bytes_per_s / 1e6,
             self.chunk_efficiency(),
-            self.chunk_cpu_s_per_byte.map_or(String::new(), |c| format!(", {:.0} us of CPU per MB a rank sends or receives", c * 1e12))
+            self.chunk_cpu_s_per_byte.map_or(String::new(), |c| format!(", {:.0} us of CPU per MB a rank sends or receives", us_per_mb(c)))
         )
     }
 

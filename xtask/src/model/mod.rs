@@ -7,7 +7,7 @@ mod calibrate;
 
 use crate::bench_csv::{self, Row};
 use crate::cluster::launch;
-use crate::units::{fmt_rate, fmt_size, parse_duration, parse_rate, parse_size};
+use crate::units::{fmt_rate, fmt_size, parse_duration, parse_rate, parse_size, s_per_byte, us_per_mb};
 use crate::workspace;
 use calibrate::Calibration;
 use clap::Args;
@@ -179,7 +179,7 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
             alpha_s: a.latency.as_secs_f64(),
             host_cores,
             background_load: a.background_load,
-            net_cpu_s_per_byte: a.net_cpu_us_per_mb * 1e-12,
+            net_cpu_s_per_byte: s_per_byte(a.net_cpu_us_per_mb),
         };
         let ranks_cal = if threads == host_threads { None } else { Some(calibrate_on(threads, "as the emulated ranks run it")?) };
         let (report, within) = validate(&rows, ranks_cal.as_ref().unwrap_or(&cal), &emulated);
@@ -278,7 +278,7 @@ pub fn validate(rows: &[Row], cal: &Calibration, run: &Emulated) -> (String, boo
         "Validation against the emulated run (model against the slowest rank, the collective's completion; the ratio priced is the heaviest sender's for Alltoall, Scatter and C-Coll's Allgather and Allreduce, and the heaviest steps' for CPR-P2P's step-by-step rings (Allreduce, Allgather), `collectives::model::pacing_ratio`):\n\n| op | size | algorithm | ratio priced | measured mean (ms) | measured slowest (ms) | model (ms) | model/slowest |\n|---|---|---|---|---|---|---|---|\n",
     );
     if run.net_cpu_s_per_byte > 0.0 {
-        s.insert_str(0, &format!("network CPU (the demo's MPI probe): {:.0} us per MB a rank sends or receives\n", run.net_cpu_s_per_byte * 1e12));
+        s.insert_str(0, &format!("network CPU (the demo's MPI probe): {:.0} us per MB a rank sends or receives\n", us_per_mb(run.net_cpu_s_per_byte)));
     }
     let (mut n, mut within) = (0, 0);
     for r in rows {
