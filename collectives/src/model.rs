@@ -177,25 +177,41 @@ impl Params {
         intra_alpha_s: 0.0,
     };
 
-    /// Cores one rank's pass gets (in units of the one-thread speeds) when `active`
-    /// ranks of its host compute at once: the scheduler shares the cores among the
-    /// runnable threads, `codec_threads` of each computing rank, one of each polling rank
-    /// (where waiting ranks poll) and the background load; a rank never gets more than
-    /// its threads.
-    fn cores(&self, active: usize) -> f64 {
+    /// Cores one rank's pass gets (in units of the one-thread speeds) under `load`: the
+    /// scheduler shares the cores among the runnable threads, `codec_threads` of each
+    /// computing rank, one of each other runnable rank and the background load; a rank
+    /// never gets more than its threads.
+    fn cores(&self, load: impl Into<Load>) -> f64 {
         let ranks = self.ranks_per_host.max(1);
-        let computing = active.clamp(1, ranks);
         let threads = self.codec_threads.max(1.0);
-        let polling = if self.busy_wait { (ranks - computing) as f64 } else { 0.0 };
-        let runnable = threads * computing as f64 + polling + self.background_load.max(0.0);
-        (self.host_cores * threads / runnable).min(threads)
+        let background = self.background_load.max(0.0);
+        let share = match load.into() {
+            Load::Computing(active) => {
+                let computing = active.clamp(1, ranks);
+                let polling = if self.busy_wait { (ranks - computing) as f64 } else { 0.0 };
+                self.host_cores * threads / (threads * computing as f64 + polling + background)
+            }
+            Load::Beside { computing, polling } => {
+                // The host's share of the communicator's other ranks.
+                let here = (ranks - 1) as f64 / (self.ranks.max(2) - 1) as f64;
+                let (computing, polling) = (threads * (1.0 + computing.max(0.0) * here), polling.max(0.0) * here);
+                if polling + 1.0 <= self.host_cores {
+                    (self.host_cores - polling) * threads / (computing + background)
+                } else {
+                    self.host_cores * threads / (computing + polling + background)
+                }
+            }
+        };
+        share.min(threads)
     }
 
     /// [`Params::cores`] for the passes that run in the rank itself (codec, reduction,
-    /// range scan), less the contention where several ranks of the host compute at once.
-    fn share(&self, active: usize) -> f64 {
-        let several = active.clamp(1, self.ranks_per_host.max(1)) > 1;
-        self.cores(active) / if several { self.contention.max(1.0) } else { 1.0 }
+    /// range scan), less the contention where several ranks of the host compute at once
+    /// (not beside runnable ranks that only poll, [`Load::Beside`]).
+    fn share(&self, load: impl Into<Load>) -> f64 {
+        let load = load.into();
+        let several = matches!(load, Load::Computing(active) if active.clamp(1, self.ranks_per_host.max(1)) > 1);
+        self.cores(load) / if several { self.contention.max(1.0) } else { 1.0 }
     }
 
     /// The same parameters on a link of `bits_per_s` (payload efficiency kept).
@@ -208,6 +224,31 @@ impl Params {
     pub fn groups(&self) -> (usize, usize) {
         let g = self.group_ranks.clamp(1, self.ranks.max(1));
         (self.ranks.max(1).div_ceil(g), g)
+    }
+}
+
+/// Who runs beside a rank's pass on its host.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Load {
+    /// This many ranks (the rank among them) compute at once; the host's others wait,
+    /// polling where [`Params::busy_wait`] says so.
+    Computing(usize),
+    /// The rank computes beside `computing` other ranks of the communicator that compute
+    /// too and `polling` ones that are done with the call and poll in the caller's next
+    /// one (ccoll-bench's `MPI_Barrier`), each counted in the host's proportion; the
+    /// rest wait for their messages, sleeping (`CCOLL_WAIT`), and are not counted. A
+    /// polling rank is never idle, so the scheduler places the ranks that wake on the
+    /// other cores and leaves it a core of its own while there are cores to spare: the
+    /// computing ranks share what is left, or, with none to spare, all share alike.
+    /// Traced (`perf sched`, CPR-P2P Bcast at 64 MiB on the emulated cluster,
+    /// 2026-11-29): the root, done first, kept one of the two cores for ~95% of the
+    /// run while the three others took turns on the other.
+    Beside { computing: f64, polling: f64 },
+}
+
+impl From<usize> for Load {
+    fn from(active: usize) -> Load {
+        Load::Computing(active)
     }
 }
 
@@ -262,36 +303,36 @@ impl Terms<'_> {
     fn cduplex(&self, b: f64, pause_s: f64) -> f64 {
         self.p.alpha_s + self.wire_duplex(self.after_burst(b / self.p.ratio, pause_s), 1.0)
     }
-    fn comp(&self, b: f64, active: usize) -> f64 {
-        self.p.codec_call_s + b / (self.p.comp_bytes_per_s * self.p.share(active)) + self.net(b, active)
+    fn comp(&self, b: f64, load: impl Into<Load> + Copy) -> f64 {
+        self.p.codec_call_s + b / (self.p.comp_bytes_per_s * self.p.share(load)) + self.net(b, load)
     }
     /// Compressing `b` bytes of values the codec decoded itself.
-    fn recomp(&self, b: f64, active: usize) -> f64 {
+    fn recomp(&self, b: f64, load: impl Into<Load> + Copy) -> f64 {
         let rate = self.p.recomp_bytes_per_s.unwrap_or(self.p.comp_bytes_per_s);
-        self.p.codec_call_s + b / (rate * self.p.share(active)) + self.net(b, active)
+        self.p.codec_call_s + b / (rate * self.p.share(load)) + self.net(b, load)
     }
-    fn decomp(&self, b: f64, active: usize) -> f64 {
-        self.p.codec_call_s + b / (self.p.decomp_bytes_per_s * self.p.share(active)) + self.net(b, active)
+    fn decomp(&self, b: f64, load: impl Into<Load> + Copy) -> f64 {
+        self.p.codec_call_s + b / (self.p.decomp_bytes_per_s * self.p.share(load)) + self.net(b, load)
     }
     /// Sending or receiving the compressed form of `b` bytes: the rank's own thread, on
     /// its share of the cores.
-    fn net(&self, b: f64, active: usize) -> f64 {
-        b * self.p.net_cpu_s_per_coded_byte * self.p.codec_threads.max(1.0) / self.p.cores(active)
+    fn net(&self, b: f64, load: impl Into<Load> + Copy) -> f64 {
+        b * self.p.net_cpu_s_per_coded_byte * self.p.codec_threads.max(1.0) / self.p.cores(load)
     }
-    fn reduce(&self, b: f64, active: usize) -> f64 {
-        b / (self.p.reduce_bytes_per_s * self.p.share(active))
+    fn reduce(&self, b: f64, load: impl Into<Load> + Copy) -> f64 {
+        b / (self.p.reduce_bytes_per_s * self.p.share(load))
     }
     /// Writing `b` bytes of a buffer of `alloc` bytes the call allocated: the kernel maps
     /// and zeroes the pages (no contention, [`Params::contention`]), unless the buffer
     /// is small enough to reuse freed heap memory.
-    fn fresh(&self, b: f64, alloc: f64, active: usize) -> f64 {
+    fn fresh(&self, b: f64, alloc: f64, load: impl Into<Load>) -> f64 {
         let rate = if self.reuses_heap(alloc) { self.p.reused_bytes_per_s } else { self.p.fresh_bytes_per_s };
-        b / (rate * self.p.cores(active))
+        b / (rate * self.p.cores(load))
     }
     /// Freeing a buffer of `alloc` bytes the call allocated, `b` of them written: the
     /// kernel unmaps the pages it mapped, unless the buffer came from the heap.
-    fn unmap(&self, b: f64, alloc: f64, active: usize) -> f64 {
-        if self.reuses_heap(alloc) { 0.0 } else { b / (self.p.unmap_bytes_per_s * self.p.cores(active)) }
+    fn unmap(&self, b: f64, alloc: f64, load: impl Into<Load>) -> f64 {
+        if self.reuses_heap(alloc) { 0.0 } else { b / (self.p.unmap_bytes_per_s * self.p.cores(load)) }
     }
     /// Whether glibc serves an allocation of `alloc` bytes from memory an earlier call
     /// freed ([`Params::heap_reuse_below_bytes`]) rather than mapping it afresh.
@@ -299,17 +340,17 @@ impl Terms<'_> {
         alloc < self.p.heap_reuse_below_bytes
     }
     /// The range pass and copies run on the rank's own thread alone: a thread's share.
-    fn scan(&self, b: f64, active: usize) -> f64 {
-        b / (self.p.scan_bytes_per_s * self.thread_share(active))
+    fn scan(&self, b: f64, load: impl Into<Load> + Copy) -> f64 {
+        b / (self.p.scan_bytes_per_s * self.thread_share(load))
     }
-    fn copy(&self, b: f64, active: usize) -> f64 {
-        b / (self.p.copy_bytes_per_s * self.thread_share(active))
+    fn copy(&self, b: f64, load: impl Into<Load> + Copy) -> f64 {
+        b / (self.p.copy_bytes_per_s * self.thread_share(load))
     }
-    /// A burst of passes that take `w` seconds at the rank's share of the cores when
-    /// `active` ranks compute, started as a message arrived or the call began: its first
-    /// half slice ([`Params::slice_s`]) runs at a whole thread's speed.
-    fn burst(&self, w: f64, active: usize) -> f64 {
-        let f = self.thread_share(active);
+    /// A burst of passes that take `w` seconds at the rank's share of the cores under
+    /// `load`, started as a message arrived or the call began: its first half slice
+    /// ([`Params::slice_s`]) runs at a whole thread's speed.
+    fn burst(&self, w: f64, load: impl Into<Load> + Copy) -> f64 {
+        let f = self.thread_share(load);
         let head = self.p.slice_s / 2.0;
         if f >= 1.0 || head <= 0.0 {
             return w;
@@ -317,8 +358,8 @@ impl Terms<'_> {
         let alone = w * f;
         if alone <= head { alone } else { w - head * (1.0 / f - 1.0) }
     }
-    fn thread_share(&self, active: usize) -> f64 {
-        self.p.share(active) / self.p.codec_threads.max(1.0)
+    fn thread_share(&self, load: impl Into<Load>) -> f64 {
+        self.p.share(load) / self.p.codec_threads.max(1.0)
     }
     /// A message inside a node group.
     fn intra(&self, b: f64) -> f64 {
@@ -478,8 +519,8 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
     // Before the rounds, the ranks that hold input find its value range (the Bcast and
     // Scatter root alone, with the whole vector or every block).
     let scan = match op {
-        Bcast => t.scan(bytes, 1),
-        Scatter => t.scan(n * bytes, 1),
+        Bcast => t.scan(bytes, ALONE),
+        Scatter => t.scan(n * bytes, ALONE),
         Alltoall => t.scan(n * bytes, all),
         _ => t.scan(bytes, all),
     };
@@ -584,7 +625,7 @@ fn tree_bcast(t: &Terms, n: f64, recompress: bool) -> f64 {
         let hops = levels * (p.alpha_s + c / p.ratio / p.link_bytes_per_s);
         // The root's link carries every chunk to each of its children, its burst at once.
         let link = levels * p.alpha_s + t.wire_rested(levels * n / p.ratio);
-        let (comp, decomp) = (t.comp(c, 1), t.decomp(c, all));
+        let (comp, decomp) = (t.comp(c, ALONE), t.decomp(c, all));
         return pipeline(&[comp, hops, decomp], &[k * comp, link, k * decomp]);
     }
     // A parent compresses the whole vector once per child, the deepest subtree's first.
@@ -594,28 +635,35 @@ fn tree_bcast(t: &Terms, n: f64, recompress: bool) -> f64 {
     let eager = n / p.ratio <= p.eager_bytes;
     // `decode`: what the rank decoded before it compresses (one burst with it), beside
     // `active` ranks.
-    let hop = |children: f64, decode: f64, code: f64, active: usize| {
+    let hop = |children: f64, decode: f64, code: f64, load: Load| {
         let sent = if eager { 1.0 } else { children };
-        t.burst(decode + sent * code, active) + p.alpha_s + t.wire_after(sent * n / p.ratio, code)
+        t.burst(decode + sent * code, load) + p.alpha_s + t.wire_after(sent * n / p.ratio, code)
     };
-    // The root compresses alone; on the deepest path the rank of each level decodes
-    // beside its siblings, then compresses again beside those of them that have children
-    // too; the leaf decodes last, alone.
-    let mut time = hop(levels, 0.0, t.comp(n, 1), 1);
+    // The root compresses alone; on the deepest path each rank decodes and compresses
+    // again on the path ([`on_path`]); the leaf decodes last.
+    let mut time = hop(levels, 0.0, t.comp(n, ALONE), ALONE);
+    let mut size = all;
     for j in 1..levels as usize {
-        let (receiving, forwarding) = siblings(levels, j);
-        time += hop(levels - j as f64, t.decomp(n, receiving), t.recomp(n, forwarding), receiving);
+        size = size.div_ceil(2);
+        let load = on_path(all, size, j);
+        time += hop(levels - j as f64, t.decomp(n, load), t.recomp(n, load), load);
     }
-    time + t.burst(t.decomp(n, 1), 1)
+    let leaf = on_path(all, 1, all);
+    time + t.burst(t.decomp(n, leaf), leaf)
 }
 
-/// On the deepest path of a binomial tree of `levels` levels, the ranks that work at
-/// once with the path's rank of level `j` (1: the root's child): its parent sends to its
-/// `levels - j + 1` children at once, so they receive and decode together, and all but
-/// the last (a leaf) forward. Returns (receiving, forwarding), at least 1 each.
-fn siblings(levels: f64, j: usize) -> (usize, usize) {
-    let receiving = (levels as usize + 1).saturating_sub(j).max(1);
-    (receiving, (receiving - 1).max(1))
+/// A tree root at work while every other rank waits for it, sleeping.
+const ALONE: Load = Load::Beside { computing: 0.0, polling: 0.0 };
+
+/// Who runs beside the rank of a binomial tree's deepest path that is `depth` levels
+/// below the root and whose subtree holds `size` of the `all` ranks: its ancestors have
+/// sent their messages and poll, done with the call; the ranks of the subtrees off the
+/// path above it work on their own messages at once; its own subtree waits for it,
+/// sleeping. At the leaf (`size` 1, `depth` at least the rest) every other rank is
+/// done.
+fn on_path(all: usize, size: usize, depth: usize) -> Load {
+    let polling = depth.min(all.saturating_sub(size));
+    Load::Beside { computing: all.saturating_sub(size + polling) as f64, polling: polling as f64 }
 }
 
 /// Binomial-tree Scatter of blocks of `m` bytes.
@@ -640,46 +688,54 @@ fn tree_scatter(t: &Terms, m: f64, recompress: bool) -> f64 {
         let others = all as f64 - 1.0;
         let levels = (all as f64).log2().ceil();
         let k = chunks(m);
-        let (comp, hop, decode) = (t.comp(m / k, 1), wire / k, t.decomp(m / k, all));
-        // The blocks before the last: the root's compression and its link (rested
-        // before the call) at once.
-        let before = ((others - 1.0) * k * comp).max(t.wire_rested((others - 1.0) * m / p.ratio));
+        let (hop, decode) = (wire / k, t.decomp(m / k, all));
+        // The root compresses beside the ranks done with the call: a block's rank is done
+        // about a block's time after it left, so while the root compresses block i
+        // (from 0), i - 1 of them. The blocks before the last: the root's compression
+        // (beside the mean of those counts) and its link (rested before the call) at
+        // once.
+        let done = |i: f64| (i - 1.0).max(0.0);
+        let beside = |polling| Load::Beside { computing: 0.0, polling };
+        let earlier = others - 1.0;
+        let mean_done = (0..earlier as usize).map(|i| done(i as f64)).sum::<f64>() / earlier.max(1.0);
+        let before = (earlier * k * t.comp(m / k, beside(mean_done))).max(t.wire_rested(earlier * m / p.ratio));
+        let done = beside(done(earlier));
+        let comp = t.comp(m / k, done);
         let links = levels * (p.alpha_s + hop);
         let last = pipeline(&[comp, links, decode], &[k * comp, links + (k - 1.0) * hop, k * decode]);
-        return before + last.max(k * comp + t.copy(m, 1));
+        return before + last.max(k * comp + t.copy(m, done));
     }
-    let levels = (all as f64).log2().ceil();
     // Every rank's subtree buffer is allocated by the call (`call.zeros`): fresh pages.
     // The root copies its subtree's blocks from the caller's input into its buffer (a
-    // copy whose pages are fresh: both priced; traced, 2026-11-27: 210 ms for 268 MB on
-    // half a core, fill and copy at their calibrated speeds), copies its own block out
+    // copy whose pages are fresh: both priced), copies its own block out
     // of it and compresses its children's alone; the deepest path's rank of each level
-    // decodes its subtree's blocks into its buffer beside its siblings and compresses
-    // its children's again beside those that forward too ([`siblings`]).
+    // decodes its subtree's blocks into its buffer and compresses its children's again
+    // ([`on_path`]).
     // A parent compresses and sends its children's blocks child by child, the deepest
     // subtree (half of its own) first: an eager message leaves then, and the deepest
     // child goes on; a rendezvous one waits until the parent has compressed for every
     // child, and its link carries them all.
     let mut time = 0.0;
-    let mut size = all as f64;
-    let mut j = 0;
-    while size > 1.0 {
-        let deepest = (size / 2.0).ceil();
-        let sent = if deepest * m / p.ratio <= p.eager_bytes { deepest } else { size - 1.0 };
+    let mut size = all;
+    let mut depth = 0;
+    while size > 1 {
+        let (load, s) = (on_path(all, size, depth), size as f64);
+        let deepest = size.div_ceil(2) as f64;
+        let sent = if deepest * m / p.ratio <= p.eager_bytes { deepest } else { s - 1.0 };
         // One burst; the parent's link idled meanwhile.
-        let work = if j == 0 {
-            t.burst(t.fresh(size * m, size * m, 1) + t.copy((size + 1.0) * m, 1) + t.comp(sent * m, 1), 1)
+        let work = if size == all {
+            t.burst(t.fresh(s * m, s * m, load) + t.copy((s + 1.0) * m, load) + t.comp(sent * m, load), load)
         } else {
-            let (receiving, forwarding) = siblings(levels, j);
-            t.burst(t.fresh(size * m, size * m, receiving) + t.decomp(size * m, receiving) + t.copy(m, receiving) + t.recomp(sent * m, forwarding), receiving)
+            t.burst(t.fresh(s * m, s * m, load) + t.decomp(s * m, load) + t.copy(m, load) + t.recomp(sent * m, load), load)
         };
         time += work + p.alpha_s + t.wire_after(sent * m / p.ratio, work);
-        size = deepest;
-        j += 1;
+        size = size.div_ceil(2);
+        depth += 1;
     }
     // The last rank decodes its block into its one-block buffer, copies it into the
-    // caller's and frees the buffer, alone.
-    time + t.burst(t.decomp(m, 1) + t.fresh(m, m, 1) + t.copy(m, 1) + t.unmap(m, m, 1), 1)
+    // caller's and frees the buffer.
+    let leaf = on_path(all, 1, all);
+    time + t.burst(t.decomp(m, leaf) + t.fresh(m, m, leaf) + t.copy(m, leaf) + t.unmap(m, m, leaf), leaf)
 }
 
 /// C-Coll binomial-tree Gather of blocks of `m` bytes, in `k` chunks each: every other
@@ -1101,12 +1157,15 @@ mod tests {
         p.background_load = 2.0;
         let loaded = time_s(Allgather, CColl, 16e6, &p).unwrap();
         assert!((loaded - alone - 2.0 * 64e6 / 500e6).abs() < 1e-9, "{alone} {loaded}");
-        // The Bcast root compresses alone at a whole core, unless waiting ranks poll: its
-        // first chunk of 1 MB (the others hide behind the receivers' decoding).
+        // The Bcast root compresses alone at a whole core whether or not waits poll (a
+        // tree's waiting ranks sleep): its first chunk of 1 MB costs the same (the
+        // others hide behind the receivers' decoding).
         p.background_load = 0.0;
         let quiet = time_s(Bcast, CColl, 16e6, &p).unwrap();
         let polling = time_s(Bcast, CColl, 16e6, &Params { busy_wait: true, ..p }).unwrap();
-        assert!((polling - quiet - 1e6 / 500e6).abs() < 1e-9, "{quiet} {polling}");
+        assert!(close(polling, quiet), "{quiet} {polling}");
+        let slow_root = Params { comp_bytes_per_s: 250e6, ..p };
+        assert!(close(time_s(Bcast, CColl, 16e6, &slow_root).unwrap() - quiet, 1e6 / 250e6 - 1e6 / 500e6));
     }
 
     #[test]
@@ -1121,10 +1180,13 @@ mod tests {
         assert!(close(loaded.share(1), 4.0 / 6.0) && close(loaded.share(4), 4.0 / 9.0));
         // A rank never runs faster than its threads: 2 threads alone on 8 cores.
         assert!(close(Params { host_cores: 8.0, ..p }.share(1), 2.0));
-        // The range pass is one thread: a 16 MB Bcast root scans at 0.4 of a core.
-        let bcast = Params { scan_bytes_per_s: 4e9, ..p };
-        let unscanned = time_s(Bcast, CColl, 16e6, &p).unwrap();
-        assert!(close(time_s(Bcast, CColl, 16e6, &bcast).unwrap() - unscanned, 16e6 / (4e9 * 0.4)));
+        // The range pass is one thread: 16 MB scanned at a quarter of a core by each
+        // Allgather rank (all four at once, half a core for each rank's two threads), at
+        // a whole core by the Bcast root (the others wait, sleeping).
+        let scanning = Params { scan_bytes_per_s: 4e9, ..p };
+        let extra = |op| time_s(op, CColl, 16e6, &scanning).unwrap() - time_s(op, CColl, 16e6, &p).unwrap();
+        assert!(close(extra(Allgather), 16e6 / (4e9 * 0.25)), "{}", extra(Allgather));
+        assert!(close(extra(Bcast), 16e6 / 4e9), "{}", extra(Bcast));
     }
 
     #[test]
@@ -1165,15 +1227,17 @@ mod tests {
         assert!(close(Params { busy_wait: false, ..p }.share(1), 1.0));
         assert!(close(p.share(2), 0.5 / 1.25), "{}", p.share(2));
         assert!(close(Params { host_cores: 8.0, ..p }.share(4), 1.0 / 1.25));
-        // Writing fresh pages is the kernel's work: CPR-P2P Scatter's subtree buffers
-        // (2 of its ranks fill theirs at once) cost the same with contention as without.
+        // Writing fresh pages is the kernel's work: a Reduce-scatter's work buffers (every
+        // rank fills its own at once) cost the same with contention as without.
         let pages = |q: Params| {
-            let t = |fresh_bytes_per_s| time_s(Scatter, CprP2p, 16e6, &Params { fresh_bytes_per_s, ..q }).unwrap();
+            let t = |fresh_bytes_per_s| time_s(ReduceScatter, CprP2p, 16e6, &Params { fresh_bytes_per_s, ..q }).unwrap();
             t(1e9) - t(f64::INFINITY)
         };
         let uncontended = Params { contention: 1.0, ..p };
-        assert!(close(pages(p), pages(uncontended)), "{} {}", pages(p), pages(uncontended));
-        assert!(time_s(Scatter, CprP2p, 16e6, &p).unwrap() > time_s(Scatter, CprP2p, 16e6, &uncontended).unwrap());
+        assert!(pages(p) > 0.0 && close(pages(p), pages(uncontended)), "{} {}", pages(p), pages(uncontended));
+        assert!(time_s(ReduceScatter, CprP2p, 16e6, &p).unwrap() > time_s(ReduceScatter, CprP2p, 16e6, &uncontended).unwrap());
+        // A tree's ranks compute beside polling or sleeping ones: no contention.
+        assert!(close(time_s(Scatter, CprP2p, 16e6, &p).unwrap(), time_s(Scatter, CprP2p, 16e6, &uncontended).unwrap()));
     }
 
     #[test]
@@ -1231,25 +1295,49 @@ mod tests {
     }
 
     #[test]
-    fn cpr_tree_ranks_share_cores_with_their_siblings_only() {
-        // 4 ranks on one core, nobody polling: the root and the leaf work alone (a whole
-        // core), the root's two children decode 64 MB at once (half a core each), then
-        // the inner one compresses again alone.
-        let p = Params { host_cores: 1.0, ranks_per_host: 4, fresh_bytes_per_s: 1e9, ..params(4) };
-        let n = 64e6;
-        let (c, d) = (n / 500e6, n / 500e6);
-        let want = c + 2.0 * (n / 10.0 / 125e6) + 2.0 * 50e-6 + 2.0 * d + c + d;
-        let got = time_s(Bcast, CprP2p, n, &p).unwrap();
-        assert!(close(got, want), "{got} {want}");
-        // Scatter's subtree buffers (fresh, 1 GB/s) the same way, blocks of 16 MB: the
-        // root fills its 4 blocks alone, its two children their 2 at once (half a core
-        // each: 2 x 32 MB), the leaf its one alone.
+    fn a_c_coll_scatter_root_shares_its_core_with_the_ranks_done_before_it() {
+        // 4 ranks, the codec's compression the only cost: the root compresses 3 blocks of
+        // 16 MB. The first two at a whole core (no rank done yet), the last beside the
+        // first block's rank, done and polling: on 2 cores it keeps a core of its own, on
+        // one it gets half.
+        let free = Params { link_bytes_per_s: 1e18, decomp_bytes_per_s: 1e18, ranks_per_host: 4, ..params(4) };
         let m = 16e6;
-        let free = Params { fresh_bytes_per_s: f64::INFINITY, ..p };
-        let extra = time_s(Scatter, CprP2p, m, &p).unwrap() - time_s(Scatter, CprP2p, m, &free).unwrap();
-        assert!(close(extra, (4.0 * m + 2.0 * 2.0 * m + m) / 1e9), "{extra}");
-        assert_eq!(siblings(3.0, 1), (3, 2));
-        assert_eq!(siblings(3.0, 3), (1, 1));
+        let time = |host_cores| time_s(Scatter, CColl, m, &Params { host_cores, ..free }).unwrap() - 2.0 * 50e-6;
+        let near = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        assert!(near(time(2.0), 3.0 * m / 500e6), "{}", time(2.0));
+        assert!(near(time(1.0), 2.0 * m / 500e6 + m / 250e6), "{}", time(1.0));
+    }
+
+    #[test]
+    fn cpr_tree_ranks_share_cores_with_the_ranks_off_their_subtree() {
+        // 4 ranks on 2 cores, waits polling or not (a tree's waiting ranks sleep): the
+        // root works alone (a whole core); its child on the deepest path decodes and
+        // compresses again while the root, done, polls on one core and the other child
+        // decodes on the other (half a core); the leaf decodes last, every other rank
+        // done and polling (2 cores for 4 ranks: half a core).
+        for busy_wait in [false, true] {
+            let p = Params { host_cores: 2.0, ranks_per_host: 4, fresh_bytes_per_s: 1e9, busy_wait, ..params(4) };
+            let n = 64e6;
+            let (c, d) = (n / 500e6, n / 500e6);
+            let want = c + 2.0 * (n / 10.0 / 125e6) + 2.0 * 50e-6 + 2.0 * (d + c) + 2.0 * d;
+            let got = time_s(Bcast, CprP2p, n, &p).unwrap();
+            assert!(close(got, want), "{got} {want}");
+            // Scatter's subtree buffers (fresh, 1 GB/s) the same way, blocks of 16 MB: the
+            // root fills its 4 blocks alone, the child its 2 and the leaf its one at half a
+            // core.
+            let m = 16e6;
+            let free = Params { fresh_bytes_per_s: f64::INFINITY, ..p };
+            let extra = time_s(Scatter, CprP2p, m, &p).unwrap() - time_s(Scatter, CprP2p, m, &free).unwrap();
+            assert!(close(extra, (4.0 * m + 2.0 * 2.0 * m + 2.0 * m) / 1e9), "{extra}");
+        }
+        // On 8 ranks the root's deepest child (a subtree of 4) works beside 3 ranks of the
+        // other subtrees and the polling root: 4 cores leave it 3 of them for 4 ranks.
+        let p = Params { ranks: 8, host_cores: 4.0, ranks_per_host: 8, ..params(8) };
+        assert!(close(p.share(on_path(8, 4, 1)), 0.75), "{}", p.share(on_path(8, 4, 1)));
+        // With no core to spare for the polling ranks all share alike: the leaf of 8
+        // ranks on 4 cores. One rank per host: a core of its own.
+        assert!(close(p.share(on_path(8, 1, 8)), 0.5));
+        assert!(close(params(8).share(on_path(8, 4, 1)), 1.0));
     }
 
     /// Every output is the caller's buffer, mapped already (ccoll-bench reuses its own),
