@@ -123,7 +123,8 @@ pub struct Params {
     pub background_load: f64,
     /// Ranks that wait for a message keep polling (Open MPI's TCP progress loop does), so
     /// every rank of a host competes for its cores for the whole call, not only while
-    /// it computes.
+    /// it computes. Not for the compressed trees (Bcast, Scatter), whose ranks are priced
+    /// by who runs beside them (`Load::Beside`).
     pub busy_wait: bool,
     /// The host scheduler's time slice: how long a runnable thread keeps a core before
     /// another one waiting for it gets its turn (0: not priced). A polling rank that
