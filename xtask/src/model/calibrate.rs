@@ -142,14 +142,14 @@ const CONTENTION_PROBES: usize = 5;
 const CONTENTION_PROBE_GAP: std::time::Duration = std::time::Duration::from_millis(500);
 
 impl Calibration {
-    /// Given codec figures (at every ratio); the memory figures are still measured.
-    pub fn given(comp: f64, decomp: f64, ratio: f64) -> Calibration {
+    /// Given codec figures (at every ratio), with the machine's measured ones.
+    pub fn given(comp: f64, decomp: f64, ratio: f64, machine: Machine) -> Calibration {
         Calibration {
             compress: PassCost::flat(comp),
             decompress: PassCost::flat(decomp),
             recompress: PassCost::flat(comp),
             domain_reduce: None,
-            machine: Machine::measure(),
+            machine,
             ratio,
             other_ratios: Vec::new(),
             measured: false,
@@ -159,8 +159,9 @@ impl Calibration {
     /// Measures `codec` on `fields` (best of five), with an executor of `threads` threads
     /// as a rank's codec runs (SZx takes a fused one-pass path on one thread and a
     /// two-pass parallel one on more): the figures are bytes per CPU second of the
-    /// process, one thread's speed on the path the collectives take.
-    pub fn measure(fields: &Fields, codec: &str, threads: usize) -> Result<Calibration, String> {
+    /// process, one thread's speed on the path the collectives take. `machine`: the
+    /// codec-independent figures, measured once for every thread count.
+    pub fn measure(fields: &Fields, codec: &str, threads: usize, machine: Machine) -> Result<Calibration, String> {
         let Fields { data, summed, other, scattered } = fields;
         let codec = parse_codec(codec)?;
         let exec = Backend::with_executor(CpuExecutor::new(threads.max(1)).map_err(|e| e.to_string())?);
@@ -183,7 +184,7 @@ impl Calibration {
             decompress: cost(|x| x.decomp),
             recompress: cost(|x| x.recomp),
             domain_reduce: Some(PassCost::through(&[(pair.1, 1.0 / pair.0), (later.1, 1.0 / later.0)])),
-            machine: Machine::measure(),
+            machine,
             ratio: at.ratio,
             other_ratios: vec![sum.ratio, tail.ratio, low.ratio],
             measured: true,
@@ -638,8 +639,8 @@ const SCAN_VALUES: usize = 256 << 20;
 /// caches do not hold: a call's input is tens of MiB or more per rank and several
 /// ranks share the caches, so it comes from memory (`perf` of a C-Coll Scatter root
 /// at 64 MiB, 2026-11-29: 10.7 GB/s over its 256 MiB), where a pass repeated over one
-/// 64 MiB buffer measured anything from 10 to 18 GB/s as the host's shared cache kept
-/// more or less of it. One pass over 1 GiB, in 64 MiB calls.
+/// 64 MiB buffer measured anything from 9.4 to 19.8 GB/s as the host's shared cache
+/// kept more or less of it. One pass over 1 GiB, in 64 MiB calls.
 fn scan_throughput() -> f64 {
     let data: Vec<f32> = (0..SCAN_VALUES).map(|i| (i % 1000) as f32).collect();
     let secs = best_of(|| {

@@ -132,9 +132,11 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
         let loaded = calibrate::Fields::load(&a.dataset)?;
         Ok(fields.get_or_init(|| loaded))
     };
+    // The codec-independent figures, once for both calibrations.
+    let machine = calibrate::Machine::measure();
     let calibrate_on = |n: usize, why: &str| -> Result<Calibration, String> {
         let cal = match (a.comp_mbps, a.decomp_mbps, a.ratio) {
-            (Some(c), Some(d), Some(r)) => Calibration::given(c * 1e6, d * 1e6, r),
+            (Some(c), Some(d), Some(r)) => Calibration::given(c * 1e6, d * 1e6, r, machine.clone()),
             _ => {
                 println!(
                     "calibrating: {} on {} ({}; codec on {n} threads {why})",
@@ -142,7 +144,7 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
                     a.dataset,
                     calibrate::INPUTS
                 );
-                Calibration::measure(fields()?, &a.codec, n)?
+                Calibration::measure(fields()?, &a.codec, n, machine.clone())?
             }
         };
         println!("{}", cal.describe());
