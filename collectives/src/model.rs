@@ -634,8 +634,8 @@ fn tree_bcast(t: &Terms, n: f64, recompress: bool) -> f64 {
     // one message time. Rendezvous messages move once the parent waits, after all its
     // compressions, and its link carries them all at once.
     let eager = n / p.ratio <= p.eager_bytes;
-    // `decode`: what the rank decoded before it compresses (one burst with it), beside
-    // `active` ranks.
+    // `decode`: what the rank decoded before it compresses (one burst with it), under
+    // `load`.
     let hop = |children: f64, decode: f64, code: f64, load: Load| {
         let sent = if eager { 1.0 } else { children };
         t.burst(decode + sent * code, load) + p.alpha_s + t.wire_after(sent * n / p.ratio, code)
@@ -700,11 +700,11 @@ fn tree_scatter(t: &Terms, m: f64, recompress: bool) -> f64 {
         let earlier = others - 1.0;
         let mean_done = (0..earlier as usize).map(|i| done(i as f64)).sum::<f64>() / earlier.max(1.0);
         let before = (earlier * k * t.comp(m / k, beside(mean_done))).max(t.wire_rested(earlier * m / p.ratio));
-        let done = beside(done(earlier));
-        let comp = t.comp(m / k, done);
+        let for_last = beside(done(earlier));
+        let comp = t.comp(m / k, for_last);
         let links = levels * (p.alpha_s + hop);
         let last = pipeline(&[comp, links, decode], &[k * comp, links + (k - 1.0) * hop, k * decode]);
-        return before + last.max(k * comp + t.copy(m, done));
+        return before + last.max(k * comp + t.copy(m, for_last));
     }
     // Every rank's subtree buffer is allocated by the call (`call.zeros`): fresh pages.
     // The root copies its subtree's blocks from the caller's input into its buffer (a
