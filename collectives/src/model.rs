@@ -110,6 +110,12 @@ pub struct Params {
     /// processes doing it on two cores took the perfectly shared time): see
     /// docs/cost-model.md.
     pub contention: f64,
+    /// Each other rank's codec work where all ranks code at once, as a fraction of the
+    /// priced rank's (1: the same; an Alltoall's heaviest sender compresses more than
+    /// the others, priced at its own ratio, [`pacing_ratio`]). The lighter ranks finish
+    /// first and sleep, and the priced rank does the rest of its work with a core to
+    /// itself: see [`Params::codec_share`].
+    pub peer_work: f64,
     /// Cores of one host and the ranks placed on it: ranks computing at once share them.
     pub host_cores: f64,
     pub ranks_per_host: usize,
@@ -167,6 +173,7 @@ impl Params {
         domain_reduce_bytes_per_s: None,
         ratio: 1.0,
         contention: 1.0,
+        peer_work: 1.0,
         host_cores: 1.0,
         ranks_per_host: 1,
         codec_threads: 1.0,
@@ -213,6 +220,21 @@ impl Params {
         let load = load.into();
         let several = matches!(load, Load::Computing(active) if active.clamp(1, self.ranks_per_host.max(1)) > 1);
         self.cores(load) / if several { self.contention.max(1.0) } else { 1.0 }
+    }
+
+    /// [`Params::share`] for a codec pass where ranks with less codec work
+    /// ([`Params::peer_work`]) compute beside it: all share the cores until the others
+    /// are done, the fraction `peer_work` of this rank's pass, then the rest runs as if
+    /// alone (they wait sleeping, `CCOLL_WAIT`).
+    fn codec_share(&self, load: impl Into<Load>) -> f64 {
+        let load = load.into();
+        let w = self.peer_work.clamp(0.0, 1.0);
+        match load {
+            Load::Computing(active) if active.clamp(1, self.ranks_per_host.max(1)) > 1 && w < 1.0 => {
+                1.0 / (w / self.share(load) + (1.0 - w) / self.share(ALONE))
+            }
+            _ => self.share(load),
+        }
     }
 
     /// The same parameters on a link of `bits_per_s` (payload efficiency kept).
@@ -305,15 +327,15 @@ impl Terms<'_> {
         self.p.alpha_s + self.wire_duplex(self.after_burst(b / self.p.ratio, pause_s), 1.0)
     }
     fn comp(&self, b: f64, load: impl Into<Load> + Copy) -> f64 {
-        self.p.codec_call_s + b / (self.p.comp_bytes_per_s * self.p.share(load)) + self.net(b, load)
+        self.p.codec_call_s + b / (self.p.comp_bytes_per_s * self.p.codec_share(load)) + self.net(b, load)
     }
     /// Compressing `b` bytes of values the codec decoded itself.
     fn recomp(&self, b: f64, load: impl Into<Load> + Copy) -> f64 {
         let rate = self.p.recomp_bytes_per_s.unwrap_or(self.p.comp_bytes_per_s);
-        self.p.codec_call_s + b / (rate * self.p.share(load)) + self.net(b, load)
+        self.p.codec_call_s + b / (rate * self.p.codec_share(load)) + self.net(b, load)
     }
     fn decomp(&self, b: f64, load: impl Into<Load> + Copy) -> f64 {
-        self.p.codec_call_s + b / (self.p.decomp_bytes_per_s * self.p.share(load)) + self.net(b, load)
+        self.p.codec_call_s + b / (self.p.decomp_bytes_per_s * self.p.codec_share(load)) + self.net(b, load)
     }
     /// Sending or receiving the compressed form of `b` bytes: the rank's own thread, on
     /// its share of the cores.
@@ -1215,6 +1237,28 @@ mod tests {
         for op in [Bcast, Allreduce] {
             assert_eq!(gain(op, CColl), 0.0, "{op:?}");
         }
+    }
+
+    #[test]
+    fn a_rank_with_more_codec_work_than_its_peers_finishes_it_with_a_core_to_itself() {
+        // 4 ranks of one thread on 2 cores, polling while they wait: all coding at once,
+        // a rank gets 0.5 / 1.25 of a core. With peers of a quarter of its codec work, a
+        // quarter of its pass runs at that share, the rest alone (they sleep when done).
+        let p = Params { ranks: 4, host_cores: 2.0, ranks_per_host: 4, contention: 1.25, busy_wait: true, ..params(4) };
+        let lighter = Params { peer_work: 0.25, ..p };
+        assert!(close(p.codec_share(4), 0.4), "{}", p.codec_share(4));
+        assert!(close(lighter.codec_share(4), 1.0 / (0.25 / 0.4 + 0.75 / 1.0)), "{}", lighter.codec_share(4));
+        assert!(close(Params { peer_work: 0.0, ..p }.codec_share(4), 1.0));
+        // Only the codec passes: the range scan and copies are the same on every rank.
+        assert!(close(lighter.share(4), 0.4));
+        // A rank computing alone among polling ones keeps its share.
+        assert!(close(lighter.codec_share(1), 0.5));
+        // An Alltoall on a free link: the codec work is all there is beside the scan and
+        // the copy, so it shrinks by the share's factor.
+        let free = |q: Params| Params { link_bytes_per_s: 1e18, scan_bytes_per_s: f64::INFINITY, copy_bytes_per_s: f64::INFINITY, ..q };
+        let t = |q: Params| time_s(Alltoall, CColl, 64e6, &free(q)).unwrap();
+        let faster = t(p) / t(lighter);
+        assert!(close(faster, lighter.codec_share(4) / 0.4), "{faster}");
     }
 
     #[test]

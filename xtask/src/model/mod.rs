@@ -251,7 +251,13 @@ impl Emulated {
     /// buffers), the codec runs at its calibrated speed for the point's pacing `ratio`,
     /// and the network's CPU is priced at the call's `mean_ratio`.
     fn params(&self, cal: &Calibration, ranks: usize, ratio: f64, mean_ratio: f64) -> Params {
+        // Together the ranks code at the call's mean ratio: the others' codec work per
+        // byte against that of the rank priced at `ratio`.
+        let cost = |r: f64| 1.0 / cal.compress.bytes_per_s(r) + 1.0 / cal.decompress.bytes_per_s(r);
+        let others = ranks.saturating_sub(1).max(1) as f64;
+        let peer_work = ((ranks as f64 * cost(mean_ratio) - cost(ratio)) / (others * cost(ratio))).clamp(0.0, 1.0);
         Params {
+            peer_work,
             ranks,
             link_bytes_per_s: self.link_bytes_per_s,
             link_burst_bytes: self.link_burst_bytes,
@@ -503,6 +509,20 @@ mod tests {
         let net = Emulated { net_cpu_s_per_byte: 1.2e-9, ..run() }.params(&cal(), 4, 12.0, 24.0);
         assert!((net.net_cpu_s_per_coded_byte - 0.05e-9).abs() < 1e-24, "{net:?}");
         assert_eq!(p.net_cpu_s_per_coded_byte, 0.0);
+        // A flat codec cost: every rank codes alike at any ratio.
+        assert_eq!(p.peer_work, 1.0);
+        // Coding costs 1 ns a byte plus 10 ns a compressed byte, each pass: at the mean
+        // ratio 20 (1.5 ns) against the priced 10 (2 ns), the three others code
+        // (4 x 1.5 - 2) / 3 = 4/3 ns a byte, 2/3 of the priced rank's work.
+        let line = PassCost::through(&[(10.0, 2e-9), (20.0, 1.5e-9)]);
+        let varied = Calibration { compress: line.clone(), decompress: line, ..cal() };
+        let q = run().params(&varied, 4, 10.0, 20.0);
+        assert!((q.peer_work - 2.0 / 3.0).abs() < 1e-9, "{}", q.peer_work);
+        // Never above the priced rank's own, never below none.
+        assert_eq!(run().params(&varied, 4, 20.0, 10.0).peer_work, 1.0);
+        let steep = PassCost::through(&[(10.0, 2e-9), (20.0, 1e-9)]);
+        let steep = Calibration { compress: steep.clone(), decompress: steep, ..cal() };
+        assert_eq!(run().params(&steep, 4, 10.0, 1000.0).peer_work, 0.0);
         // Four emulated nodes on two cores: one codec thread each.
         assert_eq!(p.codec_threads, 1.0);
         let near = |x: Option<f64>, want: f64| x.is_some_and(|x| (x / want - 1.0).abs() < 1e-12);
