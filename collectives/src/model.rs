@@ -21,6 +21,40 @@ use crate::{Algorithm, CollOp};
 /// allocations of that size come from the heap, mapped already.
 pub const GLIBC_MMAP_THRESHOLD_MAX: f64 = (32u64 << 20) as f64;
 
+/// Pieces of a message's values a [`Profile`] describes: as many as the automatic
+/// chunking makes of a large message.
+pub const PROFILE_PIECES: usize = crate::config::MAX_AUTO_CHUNKS;
+
+/// How a message's compressed bytes and codec work spread over its values: the share of
+/// each in each of [`PROFILE_PIECES`] equal pieces, in order (each array sums to 1). A
+/// field whose values turn constant towards its end puts nearly all its bytes in its
+/// first pieces, while decoding the constant rest still writes every value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Profile {
+    pub bytes: [f64; PROFILE_PIECES],
+    pub comp: [f64; PROFILE_PIECES],
+    pub decomp: [f64; PROFILE_PIECES],
+}
+
+impl Profile {
+    /// Bytes and work in proportion to the values.
+    pub const UNIFORM: Profile = {
+        let even = [1.0 / PROFILE_PIECES as f64; PROFILE_PIECES];
+        Profile { bytes: even, comp: even, decomp: even }
+    };
+
+    /// The (bytes, compression, decompression) shares of chunk `i` of `k` equal chunks
+    /// (each piece's share spread evenly over its values).
+    fn chunk(&self, i: usize, k: usize) -> (f64, f64, f64) {
+        let (lo, hi) = (i as f64 / k as f64, (i + 1) as f64 / k as f64);
+        let n = PROFILE_PIECES as f64;
+        let over = |shares: &[f64; PROFILE_PIECES]| {
+            (0..PROFILE_PIECES).map(|j| shares[j] * ((hi.min((j + 1) as f64 / n) - lo.max(j as f64 / n)).max(0.0) * n)).sum::<f64>()
+        };
+        (over(&self.bytes), over(&self.comp), over(&self.decomp))
+    }
+}
+
 /// Machine, network and codec parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Params {
@@ -101,6 +135,9 @@ pub struct Params {
     /// Compression ratio (uncompressed / compressed): of the messages that pace the call
     /// (see [`pacing_ratio`]).
     pub ratio: f64,
+    /// How the broadcast vector's bytes and codec work spread over its chunks (C-Coll's
+    /// Bcast, whose receivers decode each chunk as it arrives).
+    pub profile: Profile,
     /// Slowdown of the passes a rank runs itself (codec, reduction, range scan) while
     /// several ranks of a host compute at once, against the same work alone (shared
     /// caches and memory bandwidth, caches refilled after each time slice): 1 for a rank
@@ -172,6 +209,7 @@ impl Params {
         recomp_bytes_per_s: None,
         domain_reduce_bytes_per_s: None,
         ratio: 1.0,
+        profile: Profile::UNIFORM,
         contention: 1.0,
         peer_work: 1.0,
         host_cores: 1.0,
@@ -625,13 +663,30 @@ fn pipeline(chunk: &[f64], total: &[f64]) -> f64 {
     chunk.iter().sum::<f64>() + slowest
 }
 
+/// Chunks through stages in order, each chunk's time in each stage given: a chunk
+/// enters a stage once it has left the one before and the stage is done with the chunk
+/// before it. When the last chunk leaves the last stage.
+fn flow_shop<const S: usize>(chunks: &[[f64; S]]) -> f64 {
+    let mut done = [0.0f64; S];
+    for chunk in chunks {
+        let mut ready = 0.0f64;
+        for (stage, t) in done.iter_mut().zip(chunk) {
+            *stage = stage.max(ready) + t;
+            ready = *stage;
+        }
+    }
+    done.last().copied().unwrap_or(0.0)
+}
+
 /// Binomial-tree Bcast of `n` bytes. The root compresses from the caller's buffer, each
 /// receiver decodes into its own (the caller's, mapped already: nothing allocated).
 ///
 /// C-Coll (`k` chunks, compressed once at the root): the root's link carries each chunk
 /// to its `L` children, inner ranks forward each chunk as it arrives and decode it while
-/// the next travel; the first chunk crosses the `L` levels, then the slowest stage
-/// (compressing a chunk, the root's link, decoding it) repeats for the other `k - 1`.
+/// the next travel; the first chunk crosses the `L` levels, then each chunk passes the
+/// stages (compressing it, the root's link, decoding it) in turn, each stage taking the
+/// chunk's share of the vector's bytes or codec work ([`Params::profile`]): chunks that
+/// carry no bytes arrive at once behind the ones that do, and their decoding follows.
 /// CPR-P2P (`recompress`): whole messages, decoded and compressed again (once per
 /// child) at every inner rank. Eager messages leave one by one, the deepest child's
 /// first: the path to the deepest leaf crosses `L` compressions and message times.
@@ -643,13 +698,25 @@ fn tree_bcast(t: &Terms, n: f64, recompress: bool) -> f64 {
     let all = p.ranks.max(1);
     let levels = (all as f64).log2().ceil();
     if !recompress {
-        let k = chunks(n);
-        let c = n / k;
-        let hops = levels * (p.alpha_s + c / p.ratio / p.link_bytes_per_s);
-        // The root's link carries every chunk to each of its children, its burst at once.
-        let link = levels * p.alpha_s + t.wire_rested(levels * n / p.ratio);
-        let (comp, decomp) = (t.comp(c, ALONE), t.decomp(c, all));
-        return pipeline(&[comp, hops, decomp], &[k * comp, link, k * decomp]);
+        let k = chunks(n) as usize;
+        let coded = n / p.ratio;
+        // The first chunk crosses the L levels; then the root's link carries the others
+        // to each of its children (its burst at once), each its share of the bytes.
+        let (first, ..) = p.profile.chunk(0, k);
+        let hops = levels * (p.alpha_s + first * coded / p.link_bytes_per_s);
+        let rest = (levels * p.alpha_s + t.wire_rested(levels * coded) - hops).max(0.0);
+        let stages: Vec<[f64; 3]> = (0..k)
+            .map(|i| {
+                let (bytes, comp, decomp) = p.profile.chunk(i, k);
+                let link = match i {
+                    0 => hops,
+                    _ if first < 1.0 => rest * bytes / (1.0 - first),
+                    _ => 0.0,
+                };
+                [t.comp(comp * n, ALONE), link, t.decomp(decomp * n, all)]
+            })
+            .collect();
+        return flow_shop(&stages);
     }
     // A parent compresses the whole vector once per child, the deepest subtree's first.
     // Eager messages leave as each is compressed: each level costs one compression and
@@ -1237,6 +1304,25 @@ mod tests {
         for op in [Bcast, Allreduce] {
             assert_eq!(gain(op, CColl), 0.0, "{op:?}");
         }
+    }
+
+    #[test]
+    fn a_bcast_receiver_decodes_the_chunks_that_carry_no_bytes_after_the_link() {
+        // Pieces in other chunk counts: their shares spread evenly over their values.
+        let mut front = Profile::UNIFORM;
+        front.bytes = core::array::from_fn(|i| if i < PROFILE_PIECES / 2 { 2.0 / PROFILE_PIECES as f64 } else { 0.0 });
+        assert!(close(Profile::UNIFORM.chunk(3, 16).0, 1.0 / 16.0) && close(Profile::UNIFORM.chunk(0, 4).2, 0.25));
+        assert!(close(front.chunk(0, 4).0, 0.5) && close(front.chunk(3, 4).0, 0.0) && close(front.chunk(0, 32).0, 1.0 / 16.0));
+        // 16 chunks of 4 MB, compressed in 1 ms, decoded in 4 ms, 2 copies of each on the
+        // root's link: spread evenly, 6.4 ms a chunk, the link hides the decoding but the
+        // last chunk's (the first chunk's hops are inside the link's time). With every
+        // byte in the first half, the last 8 chunks arrive at
+        // once after the rest and all their decoding follows.
+        let p = Params { comp_bytes_per_s: 4e9, decomp_bytes_per_s: 1e9, ..params(4) };
+        let t = |profile| time_s(Bcast, CColl, 64e6, &Params { profile, ..p }).unwrap();
+        let link = 2.0 * 6.4e6 / 125e6;
+        assert!(close(t(Profile::UNIFORM), 1e-3 + 2.0 * 50e-6 + link + 4e-3), "{}", t(Profile::UNIFORM));
+        assert!(close(t(front) - t(Profile::UNIFORM), 8.0 * 4e-3), "{} {}", t(front), t(Profile::UNIFORM));
     }
 
     #[test]

@@ -6,7 +6,7 @@
 
 use codec_host::elementwise::ReduceOp;
 use codec_host::{Backend, Codec, CpuExecutor, ErrorBound, Shape, SzxLayout, ZfpMode};
-use collectives::model::Params;
+use collectives::model::{Params, Profile, PROFILE_PIECES};
 
 /// A codec pass's cost per uncompressed byte against the compressed fraction `1/ratio`:
 /// a scan of the input plus the work of each byte the compressed stream holds (SZx's
@@ -83,6 +83,9 @@ pub struct Calibration {
     /// The ratios of the other codec measurements (the sum of fields, the mostly
     /// constant tail of a longer field), where there are any.
     pub other_ratios: Vec<f64>,
+    /// How the field's bytes and codec work spread over its pieces (the Bcast's vector,
+    /// [`collectives::model::Profile`]).
+    pub profile: Profile,
     pub measured: bool,
 }
 
@@ -152,6 +155,7 @@ impl Calibration {
             machine,
             ratio,
             other_ratios: Vec::new(),
+            profile: Profile::UNIFORM,
             measured: false,
         }
     }
@@ -171,6 +175,8 @@ impl Calibration {
         // the compressor does (2200 against 3200 MB/s at ratio 4.7).
         let jobs = [(&data[..], &data[..], codec), (summed, summed, codec), (&scattered[VALUES..], scattered, codec), (summed, summed, finer(&codec, LOW_RATIO_BOUND))];
         let [at, sum, tail, low]: [Pass; 4] = measure_passes(&jobs, &exec)?.try_into().map_err(|_| "one pass per job")?;
+        let pieces: Vec<_> = data.chunks(VALUES / PROFILE_PIECES).map(|piece| (piece, &data[..], codec)).collect();
+        let profile = profile_of(&measure_passes(&pieces, &exec)?);
         let passes = [&at, &sum, &tail, &low];
         let cost = |f: fn(&Pass) -> f64| PassCost::through(&passes.map(|x| (x.ratio, 1.0 / f(x))));
         // The compressed-domain reduction: a field with another (two snapshots' sum), and
@@ -187,6 +193,7 @@ impl Calibration {
             machine,
             ratio: at.ratio,
             other_ratios: vec![sum.ratio, tail.ratio, low.ratio],
+            profile,
             measured: true,
         })
     }
@@ -217,6 +224,7 @@ impl Calibration {
             copy_bytes_per_s: (m.copy_bytes_per_s * cores).min(mem / 2.0),
             scan_bytes_per_s: (m.scan_bytes_per_s * cores).min(mem),
             ratio,
+            profile: self.profile,
             ..Params::IDEAL
         }
     }
@@ -229,8 +237,15 @@ impl Calibration {
             .iter()
             .map(|&r| format!(" ({:.0} / {:.0} / {:.0} / {} MB/s at ratio {r:.2})", mbps(&self.compress, r), mbps(&self.decompress, r), mbps(&self.recompress, r), domain(r)))
             .collect();
+        let percent = |shares: &[f64]| shares.iter().map(|s| format!("{:.0}", s * 100.0)).collect::<Vec<_>>().join("/");
+        let profile = if self.profile == Profile::UNIFORM {
+            String::new()
+        } else {
+            let Profile { bytes, decomp, .. } = &self.profile;
+            format!("; the field's {PROFILE_PIECES} pieces hold {}% of its compressed bytes and take {}% of its decoding", percent(bytes), percent(decomp))
+        };
         format!(
-            "calibration ({}, per thread, CPU time): compress {:.0} MB/s, decompress {:.0} MB/s, compress its decoded output {:.0} MB/s, compressed-domain reduction {} MB/s at ratio {:.2}{others}; reduce {:.0} MB/s; writing fresh memory {:.0} MB/s (reused heap {:.0} MB/s), freeing it {:.0} MB/s; copying {:.0} MB/s; value-range scan {:.0} MB/s; memory traffic per core with all cores streaming {:.0} MB/s",
+            "calibration ({}, per thread, CPU time): compress {:.0} MB/s, decompress {:.0} MB/s, compress its decoded output {:.0} MB/s, compressed-domain reduction {} MB/s at ratio {:.2}{others}{profile}; reduce {:.0} MB/s; writing fresh memory {:.0} MB/s (reused heap {:.0} MB/s), freeing it {:.0} MB/s; copying {:.0} MB/s; value-range scan {:.0} MB/s; memory traffic per core with all cores streaming {:.0} MB/s",
             if self.measured { "measured" } else { "given" },
             mbps(&self.compress, self.ratio),
             mbps(&self.decompress, self.ratio),
@@ -336,6 +351,17 @@ fn measure_passes(jobs: &[(&[f32], &[f32], Codec)], backend: &Backend) -> Result
             Pass { comp, decomp, recomp, ratio: bytes / j.stream.len() as f64 }
         })
         .collect())
+}
+
+/// The shares of the compressed bytes, compression and decompression time of each of
+/// equal pieces of one field, from their passes.
+fn profile_of(pieces: &[Pass]) -> Profile {
+    let shares = |f: fn(&Pass) -> f64| {
+        let each: Vec<f64> = pieces.iter().map(|x| 1.0 / f(x)).collect();
+        let all: f64 = each.iter().sum();
+        core::array::from_fn(|i| each.get(i).map_or(0.0, |e| e / all))
+    };
+    Profile { bytes: shares(|x| x.ratio), comp: shares(|x| x.comp), decomp: shares(|x| x.decomp) }
 }
 
 /// Slowdown of codec work when `ranks` ranks, each with an executor of `threads`
@@ -738,6 +764,24 @@ mod tests {
         let codec = Codec::szx(ErrorBound::Rel(1e-3));
         let [own, input]: [Pass; 2] = measure_passes(&[(&smooth, &smooth, codec), (&whole[1 << 16..], &whole, codec)], &exec).unwrap().try_into().map_err(drop).unwrap();
         assert!(input.ratio > 4.0 * own.ratio, "{} {}", own.ratio, input.ratio);
+    }
+
+    #[test]
+    fn the_profile_finds_where_a_fields_bytes_and_work_lie() {
+        // A field that varies in its first quarter and is constant after: the pieces of
+        // the first quarter hold nearly every compressed byte, while decoding the
+        // constant ones still takes time (it writes every value).
+        let len = PROFILE_PIECES << 14;
+        let data: Vec<f32> = (0..len).map(|i| if i < len / 4 { (i as f32 * 0.37).sin() * 100.0 } else { 0.0 }).collect();
+        let exec = Backend::with_executor(CpuExecutor::new(1).unwrap());
+        let pieces: Vec<_> = data.chunks(len / PROFILE_PIECES).map(|piece| (piece, &data[..], Codec::szx(ErrorBound::Rel(1e-3)))).collect();
+        let profile = profile_of(&measure_passes(&pieces, &exec).unwrap());
+        for shares in [profile.bytes, profile.comp, profile.decomp] {
+            assert!((shares.iter().sum::<f64>() - 1.0).abs() < 1e-9, "{shares:?}");
+        }
+        let first: f64 = profile.bytes[..PROFILE_PIECES / 4].iter().sum();
+        assert!(first > 0.95, "{profile:?}");
+        assert!(profile.decomp[PROFILE_PIECES - 1] > 0.1 / PROFILE_PIECES as f64, "{profile:?}");
     }
 
     #[test]

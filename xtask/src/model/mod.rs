@@ -450,6 +450,7 @@ mod tests {
             machine: Machine { reduce_bytes_per_s: 2e9, fresh_bytes_per_s: 3e9, unmap_bytes_per_s: 15e9, reused_bytes_per_s: 12e9, copy_bytes_per_s: 4e9, scan_bytes_per_s: 6e9, core_mem_bytes_per_s: 5e9 },
             ratio: 30.0,
             other_ratios: Vec::new(),
+            profile: collectives::model::Profile::UNIFORM,
             measured: false,
         }
     }
