@@ -32,6 +32,10 @@ pub struct DemoArgs {
     dataset: String,
     #[arg(long, default_value_t = 3)]
     iters: u32,
+    /// Seconds of timed calls per point at least (ccoll-bench's --min-time): the fast
+    /// compressed points take the median of many more calls than --iters.
+    #[arg(long, default_value_t = 1.0)]
+    min_time: f64,
     #[arg(long, default_value_t = 1)]
     warmup: u32,
     /// Where the CSV, table and plot go.
@@ -89,7 +93,7 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
                 break 'ops;
             }
             let args: Vec<String> = [
-                "--op", op, "--algo", &a.algos, "--codec", &a.codec, "--sizes", &fmt_size(size), "--iters", &a.iters.to_string(),
+                "--op", op, "--algo", &a.algos, "--codec", &a.codec, "--sizes", &fmt_size(size), "--iters", &a.iters.to_string(), "--min-time", &a.min_time.to_string(),
                 "--warmup", &a.warmup.to_string(), "--dataset", &a.dataset, "--check", "--format", "csv",
             ]
             .iter()

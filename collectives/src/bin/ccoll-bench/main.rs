@@ -41,6 +41,11 @@ struct Args {
     /// Untimed iterations before them.
     #[arg(long, default_value_t = 2)]
     warmup: usize,
+    /// Seconds of timed calls per (algorithm, size) at least: more iterations than
+    /// --iters where the warmup calls were fast (their count from the slowest rank's
+    /// mean warmup call, the same on every rank; without warmup calls, --iters).
+    #[arg(long, default_value_t = 0.0)]
+    min_time: f64,
     /// Input field of every rank: a data set name (smooth3d, grad16m, rtm, hurricane,
     /// cesm, grad, grad-bf16) or raw:PATH:DIMS[:f32|f64].
     #[arg(long, default_value = "smooth3d")]
@@ -136,6 +141,9 @@ fn plan(args: &Args) -> Result<Plan, String> {
     if args.iters == 0 {
         return Err("--iters must be at least 1".into());
     }
+    if !(args.min_time.is_finite() && (0.0..=MAX_MIN_TIME_S).contains(&args.min_time)) {
+        return Err(format!("--min-time {}: seconds from 0 to {MAX_MIN_TIME_S}", args.min_time));
+    }
     Ok(Plan { op, algos, sizes, cfg, format })
 }
 
@@ -199,19 +207,21 @@ fn bench<T: Value>(world: &SimpleCommunicator, args: &Args, plan: &Plan) -> Resu
             None
         };
         for &algo in &plan.algos {
-            if rank == 0 {
-                eprintln!("[ccoll-bench] {} {algo} {bytes} B: {} + {} iterations", plan.op, args.warmup, args.iters);
-            }
             let cfg = plan.cfg.with_algorithm(algo);
             // One set of result buffers for every iteration (`prepare` maps them first).
             let mut bufs = Buffers::default();
+            let warm = mpi::time();
             for _ in 0..args.warmup {
                 work.prepare(world, &mut bufs);
                 run_once(world, &work, &cfg, &mut bufs)?;
             }
-            let (mut times, mut cpu) = (Vec::with_capacity(args.iters), Cpu::default());
+            let iters = timed_iters(world, args, (mpi::time() - warm) / args.warmup.max(1) as f64);
+            if rank == 0 {
+                eprintln!("[ccoll-bench] {} {algo} {bytes} B: {} + {iters} iterations", plan.op, args.warmup);
+            }
+            let (mut times, mut cpu) = (Vec::with_capacity(iters), Cpu::default());
             let mut stats = None;
-            for _ in 0..args.iters {
+            for _ in 0..iters {
                 work.prepare(world, &mut bufs);
                 world.barrier();
                 let (t0, c0) = (mpi::time(), process_cpu());
@@ -225,7 +235,7 @@ fn bench<T: Value>(world: &SimpleCommunicator, args: &Args, plan: &Plan) -> Resu
             // The median iteration: one disturbed by other work on the machine does not
             // move it.
             let lat_us = median(&mut times) / trips * 1e6;
-            let per_call = args.iters as f64;
+            let per_call = iters as f64;
             // CPU times are totals over the iterations, so this line pairs them with the mean.
             let mean = times.iter().sum::<f64>() / per_call;
             let cpu_s = report_ranks(world, &format!("{} {algo} {bytes} B", plan.op), mean, Cpu { user: cpu.user / per_call, system: cpu.system / per_call });
@@ -353,6 +363,19 @@ fn all_reduce(world: &SimpleCommunicator, v: f64, op: SystemOperation) -> f64 {
     let mut out = 0.0;
     world.all_reduce_into(&v, &mut out, op);
     out
+}
+
+/// The largest --min-time: an hour of timed calls per point.
+const MAX_MIN_TIME_S: f64 = 3600.0;
+
+/// Timed iterations of one point: --iters, or enough to fill --min-time at the slowest
+/// rank's mean warmup call of `warmup_call_s` (collective: every rank gets the same).
+fn timed_iters(world: &SimpleCommunicator, args: &Args, warmup_call_s: f64) -> usize {
+    if args.min_time <= 0.0 || args.warmup == 0 {
+        return args.iters;
+    }
+    let call_s = all_max(world, warmup_call_s).max(1e-6);
+    args.iters.max((args.min_time / call_s).ceil() as usize)
 }
 
 fn all_max(world: &SimpleCommunicator, v: f64) -> f64 {

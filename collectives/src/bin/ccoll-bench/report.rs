@@ -55,8 +55,8 @@ pub fn print_header(format: Format, args: &Args, ranks: usize, device: &str) {
         }
         Format::Table => {
             println!(
-                "# ccoll-bench --op {} --codec {} ranks={ranks} dataset={} type={} iters={} warmup={} device={} ({device})",
-                args.op, args.codec, args.dataset, args.elem, args.iters, args.warmup, args.device
+                "# ccoll-bench --op {} --codec {} ranks={ranks} dataset={} type={} iters={} min_time={} warmup={} device={} ({device})",
+                args.op, args.codec, args.dataset, args.elem, args.iters, args.min_time, args.warmup, args.device
             );
             println!(
                 "{:<15} {:<8} {:>12} {:>12} {:>12} {:>12} {:>8} {:>11} {:>11} {:>8}",
