@@ -87,7 +87,7 @@ pub fn parse_all(text: &str) -> Vec<Row> {
 }
 
 /// The per-rank line ccoll-bench writes to stderr after each (algorithm, size):
-/// `[ccoll-bench] OP ALGO BYTES B: ms per call, wall/user/system by rank: 0: W/U/S, ...`.
+/// `[ccoll-bench] OP ALGO BYTES B, CALLS calls: ms per call, wall/user/system by rank: 0: W/U/S, ...`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RankTimes {
     pub op: String,
@@ -128,7 +128,7 @@ mod tests {
 
     #[test]
     fn rank_times_parse_and_total() {
-        let line = "[ccoll-bench] allreduce c-coll 67108864 B: ms per call, wall/user/system by rank: 0: 282.8/80.0/10.0, 1: 256.5/70.2/8.0";
+        let line = "[ccoll-bench] allreduce c-coll 67108864 B, 12 calls: ms per call, wall/user/system by rank: 0: 282.8/80.0/10.0, 1: 256.5/70.2/8.0";
         let t = RankTimes::parse(line).unwrap();
         assert_eq!((t.op.as_str(), t.algo.as_str(), t.bytes), ("allreduce", "c-coll", 64 << 20));
         assert_eq!(t.ranks, vec![(282.8, 80.0, 10.0), (256.5, 70.2, 8.0)]);

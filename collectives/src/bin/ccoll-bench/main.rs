@@ -41,9 +41,8 @@ struct Args {
     /// Untimed iterations before them.
     #[arg(long, default_value_t = 2)]
     warmup: usize,
-    /// Seconds of timed calls per (algorithm, size) at least: more iterations than
-    /// --iters where the warmup calls were fast (their count from the slowest rank's
-    /// mean warmup call, the same on every rank; without warmup calls, --iters).
+    /// Seconds of timed calls per (algorithm, size) at least: after --iters, more
+    /// iterations until the slowest rank's timed calls add up to this.
     #[arg(long, default_value_t = 0.0)]
     min_time: f64,
     /// Input field of every rank: a data set name (smooth3d, grad16m, rtm, hurricane,
@@ -210,18 +209,17 @@ fn bench<T: Value>(world: &SimpleCommunicator, args: &Args, plan: &Plan) -> Resu
             let cfg = plan.cfg.with_algorithm(algo);
             // One set of result buffers for every iteration (`prepare` maps them first).
             let mut bufs = Buffers::default();
-            let warm = mpi::time();
             for _ in 0..args.warmup {
                 work.prepare(world, &mut bufs);
                 run_once(world, &work, &cfg, &mut bufs)?;
             }
-            let iters = timed_iters(world, args, (mpi::time() - warm) / args.warmup.max(1) as f64);
             if rank == 0 {
-                eprintln!("[ccoll-bench] {} {algo} {bytes} B: {} + {iters} iterations", plan.op, args.warmup);
+                let more = if args.min_time > 0.0 { format!(" (more until {} s)", args.min_time) } else { String::new() };
+                eprintln!("[ccoll-bench] {} {algo} {bytes} B: {} + {}{more} iterations", plan.op, args.warmup, args.iters);
             }
-            let (mut times, mut cpu) = (Vec::with_capacity(iters), Cpu::default());
+            let (mut times, mut cpu) = (Vec::with_capacity(args.iters), Cpu::default());
             let mut stats = None;
-            for _ in 0..iters {
+            while times.len() < args.iters || short_of_min_time(world, args, &times) {
                 work.prepare(world, &mut bufs);
                 world.barrier();
                 let (t0, c0) = (mpi::time(), process_cpu());
@@ -235,10 +233,10 @@ fn bench<T: Value>(world: &SimpleCommunicator, args: &Args, plan: &Plan) -> Resu
             // The median iteration: one disturbed by other work on the machine does not
             // move it.
             let lat_us = median(&mut times) / trips * 1e6;
-            let per_call = iters as f64;
+            let per_call = times.len() as f64;
             // CPU times are totals over the iterations, so this line pairs them with the mean.
             let mean = times.iter().sum::<f64>() / per_call;
-            let cpu_s = report_ranks(world, &format!("{} {algo} {bytes} B", plan.op), mean, Cpu { user: cpu.user / per_call, system: cpu.system / per_call });
+            let cpu_s = report_ranks(world, &format!("{} {algo} {bytes} B, {} calls", plan.op, times.len()), mean, Cpu { user: cpu.user / per_call, system: cpu.system / per_call });
             let err = reference.as_ref().map(|(want, _)| all_max(world, datasets::max_abs_error(out, want)));
             let own_bound = stats.as_ref().map_or(0.0, |s| s.error_bound.unwrap_or(f64::INFINITY));
             let bound = all_max(world, own_bound);
@@ -368,14 +366,10 @@ fn all_reduce(world: &SimpleCommunicator, v: f64, op: SystemOperation) -> f64 {
 /// The largest --min-time: an hour of timed calls per point.
 const MAX_MIN_TIME_S: f64 = 3600.0;
 
-/// Timed iterations of one point: --iters, or enough to fill --min-time at the slowest
-/// rank's mean warmup call of `warmup_call_s` (collective: every rank gets the same).
-fn timed_iters(world: &SimpleCommunicator, args: &Args, warmup_call_s: f64) -> usize {
-    if args.min_time <= 0.0 || args.warmup == 0 {
-        return args.iters;
-    }
-    let call_s = all_max(world, warmup_call_s).max(1e-6);
-    args.iters.max((args.min_time / call_s).ceil() as usize)
+/// Whether the slowest rank's timed calls of one point, `times`, add up to less than
+/// --min-time (collective: every rank gets the same answer, so all run the same calls).
+fn short_of_min_time(world: &SimpleCommunicator, args: &Args, times: &[f64]) -> bool {
+    args.min_time > 0.0 && all_max(world, times.iter().sum()) < args.min_time
 }
 
 fn all_max(world: &SimpleCommunicator, v: f64) -> f64 {
