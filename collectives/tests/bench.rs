@@ -123,7 +123,8 @@ fn bad_command_lines_fail_on_every_rank() {
         &["--op", "bcast", "--algo", "rd", "--codec", CODEC, "--sizes", "1K"][..],
         &["--op", "bcast", "--codec", "lz4:1", "--sizes", "1K"][..],
         &["--op", "bcast", "--codec", CODEC, "--sizes", "1K", "--dataset", "nope"][..],
-        &["--op", "bcast", "--codec", CODEC, "--sizes", "1K", "--min-time", "-1"][..],
+        &["--op", "bcast", "--codec", CODEC, "--sizes", "1K", "--min-time", "7200"][..],
+        &["--op", "bcast", "--codec", CODEC, "--sizes", "1K", "--min-time", "nan"][..],
     ] {
         let launch = bench(2, args);
         assert!(!launch.success, "{args:?} succeeded:\n{}", launch.stdout);
