@@ -206,16 +206,16 @@ fn bench<T: Value>(world: &SimpleCommunicator, args: &Args, plan: &Plan) -> Resu
             None
         };
         for &algo in &plan.algos {
+            if rank == 0 {
+                let more = if args.min_time > 0.0 { format!(" (more until {} s)", args.min_time) } else { String::new() };
+                eprintln!("[ccoll-bench] {} {algo} {bytes} B: {} + {}{more} iterations", plan.op, args.warmup, args.iters);
+            }
             let cfg = plan.cfg.with_algorithm(algo);
             // One set of result buffers for every iteration (`prepare` maps them first).
             let mut bufs = Buffers::default();
             for _ in 0..args.warmup {
                 work.prepare(world, &mut bufs);
                 run_once(world, &work, &cfg, &mut bufs)?;
-            }
-            if rank == 0 {
-                let more = if args.min_time > 0.0 { format!(" (more until {} s)", args.min_time) } else { String::new() };
-                eprintln!("[ccoll-bench] {} {algo} {bytes} B: {} + {}{more} iterations", plan.op, args.warmup, args.iters);
             }
             let (mut times, mut cpu) = (Vec::with_capacity(args.iters), Cpu::default());
             let mut stats = None;
