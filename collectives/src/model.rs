@@ -256,8 +256,12 @@ impl Params {
     /// (not beside runnable ranks that only poll, [`Load::Beside`]).
     fn share(&self, load: impl Into<Load>) -> f64 {
         let load = load.into();
-        let several = matches!(load, Load::Computing(active) if active.clamp(1, self.ranks_per_host.max(1)) > 1);
-        self.cores(load) / if several { self.contention.max(1.0) } else { 1.0 }
+        self.cores(load) / if self.several_compute(load) { self.contention.max(1.0) } else { 1.0 }
+    }
+
+    /// Whether `load` has several ranks of the host computing at once.
+    fn several_compute(&self, load: Load) -> bool {
+        matches!(load, Load::Computing(active) if active.clamp(1, self.ranks_per_host.max(1)) > 1)
     }
 
     /// [`Params::share`] for a codec pass where ranks with less codec work
@@ -267,11 +271,10 @@ impl Params {
     fn codec_share(&self, load: impl Into<Load>) -> f64 {
         let load = load.into();
         let w = self.peer_work.clamp(0.0, 1.0);
-        match load {
-            Load::Computing(active) if active.clamp(1, self.ranks_per_host.max(1)) > 1 && w < 1.0 => {
-                1.0 / (w / self.share(load) + (1.0 - w) / self.share(ALONE))
-            }
-            _ => self.share(load),
+        if w < 1.0 && self.several_compute(load) {
+            1.0 / (w / self.share(load) + (1.0 - w) / self.share(ALONE))
+        } else {
+            self.share(load)
         }
     }
 
@@ -1316,8 +1319,8 @@ mod tests {
         // 16 chunks of 4 MB, compressed in 1 ms, decoded in 4 ms, 2 copies of each on the
         // root's link: spread evenly, 6.4 ms a chunk, the link hides the decoding but the
         // last chunk's (the first chunk's hops are inside the link's time). With every
-        // byte in the first half, the last 8 chunks arrive at
-        // once after the rest and all their decoding follows.
+        // byte in the first half, the last 8 chunks arrive at once after the rest and
+        // all their decoding follows.
         let p = Params { comp_bytes_per_s: 4e9, decomp_bytes_per_s: 1e9, ..params(4) };
         let t = |profile| time_s(Bcast, CColl, 64e6, &Params { profile, ..p }).unwrap();
         let link = 2.0 * 6.4e6 / 125e6;
