@@ -6,7 +6,7 @@
 use crate::bench_csv::{self, RankTimes, Row};
 use crate::cluster::{Cluster, MpiDuplex};
 use crate::units::{fmt_size, parse_size, us_per_mb};
-use crate::{plot, signals, workspace, Shape};
+use crate::{model, plot, signals, workspace, Shape};
 use clap::Args;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -50,6 +50,11 @@ pub struct DemoArgs {
 }
 
 pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
+    if cfg!(debug_assertions) {
+        // The machine's pace is probed in this process: a debug build's codec would
+        // measure nothing of the machine.
+        return workspace::rerun_in_release();
+    }
     // Other work on the machine, before this command's own build: the 1-minute load
     // average for the report, and what runs now for the model's background load (the
     // average still counts work that ended within the last minutes).
@@ -87,11 +92,24 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
     let mut failures = Vec::new();
     let csv_path = out.join("results.csv");
     let mut csv = format!("{}\n", bench_csv::HEADER);
+    // The machine's pace before each run and after the last, for the model
+    // (`model::pace`).
+    let pace_probe = model::pace::Probe::new()?;
+    let mut paces = Vec::new();
+    let mut runs = Vec::new();
+    let mut probe_pace = || -> Result<(), String> {
+        let p = pace_probe.measure()?;
+        println!("    machine pace (one thread, CPU time): compress {:.0} MB/s, decode {:.0} MB/s, reduce {:.0} MB/s", p.comp / 1e6, p.decomp / 1e6, p.reduce / 1e6);
+        paces.push(p);
+        Ok(())
+    };
     'ops: for op in &a.ops {
         for &size in &a.sizes {
             if signals::interrupted() {
                 break 'ops;
             }
+            probe_pace()?;
+            runs.push((op.clone(), size));
             let args: Vec<String> = [
                 "--op", op, "--algo", &a.algos, "--codec", &a.codec, "--sizes", &fmt_size(size), "--iters", &a.iters.to_string(), "--min-time", &a.min_time.to_string(),
                 "--warmup", &a.warmup.to_string(), "--dataset", &a.dataset, "--check", "--format", "csv",
@@ -123,6 +141,9 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
             std::fs::write(&csv_path, &csv).map_err(|e| e.to_string())?;
         }
     }
+    probe_pace()?;
+    let pace_path = out.join("pace.csv");
+    std::fs::write(&pace_path, model::pace::to_csv(&runs, &paces)).map_err(|e| format!("{}: {e}", pace_path.display()))?;
     let description = cluster.describe();
     drop(cluster);
     println!("cluster down");
@@ -154,7 +175,7 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
     }
     println!("csv: {}", csv_path.display());
     let efficiency = probe.bytes_per_s * 8.0 / a.shape.link as f64;
-    match model_report(&csv_path, &a.shape, (efficiency, &duplex), runnable_before) {
+    match model_report((&csv_path, &pace_path), &a.shape, (efficiency, &duplex), runnable_before) {
         Ok(text) => {
             println!("\n{text}");
             std::fs::write(out.join("model.md"), text).map_err(|e| e.to_string())?;
@@ -169,14 +190,17 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
     }
 }
 
-/// `xtask model` (release build) validated against this run's CSV, with the link's
-/// measured payload efficiency and the MPI probe's duplex efficiencies.
-fn model_report(csv: &std::path::Path, shape: &Shape, (efficiency, duplex): (f64, &MpiDuplex), background_load: f64) -> Result<String, String> {
+/// `xtask model` (release build) validated against this run's CSV and the machine's
+/// pace during it, with the link's measured payload efficiency and the MPI probe's
+/// duplex efficiencies.
+fn model_report((csv, pace): (&std::path::Path, &std::path::Path), shape: &Shape, (efficiency, duplex): (f64, &MpiDuplex), background_load: f64) -> Result<String, String> {
     let exe = workspace::build_release_bin("xtask", "xtask")?;
     let out = std::process::Command::new(&exe)
         .arg("model")
         .arg("--csv")
         .arg(csv)
+        .arg("--pace")
+        .arg(pace)
         .args(["--link", &shape.link.to_string(), "--latency", &format!("{}us", shape.latency.as_micros()), "--efficiency", &format!("{efficiency:.4}")])
         .args(["--duplex-efficiency", &format!("{:.4}", duplex.efficiency()), "--chunk-duplex-efficiency", &format!("{:.4}", duplex.chunk_efficiency())])
         .args(["--background-load", &format!("{background_load:.2}")])

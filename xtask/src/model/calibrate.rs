@@ -6,6 +6,7 @@
 
 use codec_host::elementwise::ReduceOp;
 use codec_host::{Backend, Codec, CpuExecutor, ErrorBound, Shape, SzxLayout, ZfpMode};
+use super::pace::{Pace, Probe};
 use collectives::model::{Params, Profile, PROFILE_PIECES};
 
 /// A codec pass's cost per uncompressed byte against the compressed fraction `1/ratio`:
@@ -63,6 +64,11 @@ impl PassCost {
         let floor = p.iter().map(|q| q.1).fold(f64::INFINITY, f64::min) / 10.0;
         1.0 / (y0 + slope * (x - x0)).max(floor)
     }
+
+    /// The same pass on a machine `by` times as fast.
+    fn faster(&self, by: f64) -> PassCost {
+        PassCost { points: self.points.iter().map(|&(x, s)| (x, s / by)).collect() }
+    }
 }
 
 /// Calibrated machine constants (one core).
@@ -86,6 +92,9 @@ pub struct Calibration {
     /// How the field's bytes and codec work spread over its pieces (the Bcast's vector,
     /// [`collectives::model::Profile`]).
     pub profile: Profile,
+    /// The machine's pace when the codec was measured (`None` where its figures were
+    /// given).
+    pub pace: Option<Pace>,
     pub measured: bool,
 }
 
@@ -156,6 +165,7 @@ impl Calibration {
             ratio,
             other_ratios: Vec::new(),
             profile: Profile::UNIFORM,
+            pace: None,
             measured: false,
         }
     }
@@ -164,9 +174,12 @@ impl Calibration {
     /// as a rank's codec runs (SZx takes a fused one-pass path on one thread and a
     /// two-pass parallel one on more): the figures are bytes per CPU second of the
     /// process, one thread's speed on the path the collectives take. `machine`: the
-    /// codec-independent figures, measured once for every thread count.
-    pub fn measure(fields: &Fields, codec: &str, threads: usize, machine: Machine) -> Result<Calibration, String> {
+    /// codec-independent figures, measured once for every thread count. `probe` times
+    /// the machine's pace before and after the codec passes, as the demo does around its
+    /// runs.
+    pub fn measure(fields: &Fields, codec: &str, threads: usize, machine: Machine, probe: &Probe) -> Result<Calibration, String> {
         let Fields { data, summed, other, scattered } = fields;
+        let before = probe.measure()?;
         let codec = parse_codec(codec)?;
         let exec = Backend::with_executor(CpuExecutor::new(threads.max(1)).map_err(|e| e.to_string())?);
         // The field, the sum of fields, a Scatter root's last three quarters, and the sum
@@ -185,6 +198,7 @@ impl Calibration {
         let fixed = absolute(&codec, data)?;
         let pair = measure_domain_reduce(data, other, &fixed, &exec)?;
         let later = measure_domain_reduce(summed, other, &fixed, &exec)?;
+        let pace = before.mean(&probe.measure()?);
         Ok(Calibration {
             compress: cost(|x| x.comp),
             decompress: cost(|x| x.decomp),
@@ -194,8 +208,34 @@ impl Calibration {
             ratio: at.ratio,
             other_ratios: vec![sum.ratio, tail.ratio, low.ratio],
             profile,
+            pace: Some(pace),
             measured: true,
         })
+    }
+
+    /// This calibration on the machine at pace `now`: the compressing passes (the
+    /// codec's, its recompression and the compressed-domain reduction) faster by the
+    /// probe's compression, decoding by its decoding, and the memory-bound passes (the
+    /// reduction, copies, the range scan) by its reduction. Fresh memory and freeing it
+    /// are the kernel's page work, which the probe does not time: they stay.
+    pub fn at_pace(&self, now: &Pace) -> Calibration {
+        let Some(then) = &self.pace else { return self.clone() };
+        let [comp, decomp, mem] = now.over(then);
+        let machine = Machine {
+            reduce_bytes_per_s: self.machine.reduce_bytes_per_s * mem,
+            copy_bytes_per_s: self.machine.copy_bytes_per_s * mem,
+            scan_bytes_per_s: self.machine.scan_bytes_per_s * mem,
+            ..self.machine.clone()
+        };
+        Calibration {
+            compress: self.compress.faster(comp),
+            decompress: self.decompress.faster(decomp),
+            recompress: self.recompress.faster(comp),
+            domain_reduce: self.domain_reduce.as_ref().map(|c| c.faster(comp)),
+            machine,
+            pace: Some(*now),
+            ..self.clone()
+        }
     }
 
     /// The codec and memory terms of the model at `ratio`, with `cores` cores per pass
@@ -244,8 +284,9 @@ impl Calibration {
             let Profile { bytes, decomp, .. } = &self.profile;
             format!("; the field's {PROFILE_PIECES} pieces hold {}% of its compressed bytes and take {}% of its decoding", percent(bytes), percent(decomp))
         };
+        let pace = self.pace.map_or(String::new(), |p| format!("; the machine's pace meanwhile (the probe, one thread): compress {:.0} MB/s, decode {:.0} MB/s", p.comp / 1e6, p.decomp / 1e6));
         format!(
-            "calibration ({}, per thread, CPU time): compress {:.0} MB/s, decompress {:.0} MB/s, compress its decoded output {:.0} MB/s, compressed-domain reduction {} MB/s at ratio {:.2}{others}{profile}; reduce {:.0} MB/s; writing fresh memory {:.0} MB/s (reused heap {:.0} MB/s), freeing it {:.0} MB/s; copying {:.0} MB/s; value-range scan {:.0} MB/s; memory traffic per core with all cores streaming {:.0} MB/s",
+            "calibration ({}, per thread, CPU time): compress {:.0} MB/s, decompress {:.0} MB/s, compress its decoded output {:.0} MB/s, compressed-domain reduction {} MB/s at ratio {:.2}{others}{profile}; reduce {:.0} MB/s; writing fresh memory {:.0} MB/s (reused heap {:.0} MB/s), freeing it {:.0} MB/s; copying {:.0} MB/s; value-range scan {:.0} MB/s; memory traffic per core with all cores streaming {:.0} MB/s{pace}",
             if self.measured { "measured" } else { "given" },
             mbps(&self.compress, self.ratio),
             mbps(&self.decompress, self.ratio),
@@ -281,15 +322,25 @@ pub struct Fields {
 
 impl Fields {
     pub fn load(dataset: &str) -> Result<Fields, String> {
-        let spec = datasets::parse_spec(dataset).map_err(|e| e.to_string())?;
-        let field = |len: usize, k: u64| spec.load_len(len, datasets::DEFAULT_SEED.wrapping_add(k)).map(|f| f.values.to_f32()).map_err(|e| e.to_string());
-        let data = field(VALUES, 0)?;
+        let data = field(dataset)?;
+        let field = |len: usize, k: u64| field_of(dataset, len, k);
         let mut summed = data.clone();
         for k in 1..SUMMED {
             summed.iter_mut().zip(field(VALUES, k)?).for_each(|(a, b)| *a += b);
         }
         Ok(Fields { data, summed, other: field(VALUES, SUMMED)?, scattered: field(4 * VALUES, 0)? })
     }
+}
+
+/// The calibration's 64 MiB field of `dataset`.
+pub fn field(dataset: &str) -> Result<Vec<f32>, String> {
+    field_of(dataset, VALUES, 0)
+}
+
+/// `len` values of `dataset`, the `k`-th seed after the default.
+fn field_of(dataset: &str, len: usize, k: u64) -> Result<Vec<f32>, String> {
+    let spec = datasets::parse_spec(dataset).map_err(|e| e.to_string())?;
+    spec.load_len(len, datasets::DEFAULT_SEED.wrapping_add(k)).map(|f| f.values.to_f32()).map_err(|e| e.to_string())
 }
 
 /// One codec's measured speeds (uncompressed bytes/s) and ratio.
@@ -502,7 +553,7 @@ fn contention_of(alone: f64, together: f64, ranks: usize, threads: usize, cores:
 
 /// `codec` with its bound made absolute over `data`'s value range (a relative bound's
 /// meaning for that field), as a collective fixes one absolute bound for all ranks.
-fn absolute(codec: &Codec, data: &[f32]) -> Result<Codec, String> {
+pub fn absolute(codec: &Codec, data: &[f32]) -> Result<Codec, String> {
     match *codec {
         Codec::Szx { bound: ErrorBound::Rel(r), .. } => {
             let (lo, hi) = <f32 as codec_host::Element>::finite_range(data).ok_or("the calibration field has no finite value")?;
@@ -540,7 +591,7 @@ fn measure_domain_reduce(a: &[f32], b: &[f32], codec: &Codec, backend: &Backend)
 }
 
 /// An SZx codec as ccoll-bench writes it (`szx-rel=R`, `szx=E`).
-fn parse_codec(s: &str) -> Result<Codec, String> {
+pub fn parse_codec(s: &str) -> Result<Codec, String> {
     let codec = collectives::config::parse_codec(s).map_err(|e| e.to_string())?;
     // The bound as the user gave it, before the calibration makes it absolute.
     codec.check_params(codec_host::ElemType::F32, 1).map_err(|e| format!("codec {s:?}: {e}"))?;
@@ -561,7 +612,7 @@ fn best_of(mut f: impl FnMut() -> Result<(), String>) -> Result<f64, String> {
 }
 
 /// CPU seconds of one run of `f` (this process, all threads, user and system).
-fn cpu_s(f: impl FnOnce() -> Result<(), String>) -> Result<f64, String> {
+pub fn cpu_s(f: impl FnOnce() -> Result<(), String>) -> Result<f64, String> {
     let t = process_cpu_s();
     f()?;
     Ok(process_cpu_s() - t)
@@ -726,6 +777,29 @@ mod tests {
         assert!((0.5e-3..=20e-3).contains(&s), "{s}");
         // The calibrations after it run where the collectives' ranks do, not on one core.
         assert_eq!(allowed(), before, "the probe left its caller pinned");
+    }
+
+    #[test]
+    fn a_faster_machine_scales_the_codec_and_memory_passes_but_not_the_kernels_page_work() {
+        let machine = Machine { reduce_bytes_per_s: 2e9, fresh_bytes_per_s: 3e9, unmap_bytes_per_s: 15e9, reused_bytes_per_s: 12e9, copy_bytes_per_s: 4e9, scan_bytes_per_s: 6e9, core_mem_bytes_per_s: 5e9 };
+        let line = PassCost::through(&[(10.0, 2e-9), (40.0, 1e-9)]);
+        let then = Pace { comp: 1e9, decomp: 2e9, reduce: 2e9 };
+        let cal = Calibration { compress: line.clone(), recompress: line.clone(), decompress: line.clone(), domain_reduce: Some(line.clone()), pace: Some(then), ..Calibration::given(1.0, 1.0, 20.0, machine.clone()) };
+        // Compression 1.5x as fast, decoding 0.5x, the reduction 1.25x.
+        let now = Pace { comp: 1.5e9, decomp: 1e9, reduce: 2.5e9 };
+        let at = cal.at_pace(&now);
+        for ratio in [5.0, 20.0, 100.0] {
+            let near = |c: &PassCost, by: f64| (c.bytes_per_s(ratio) / (line.bytes_per_s(ratio) * by) - 1.0).abs() < 1e-12;
+            assert!(near(&at.compress, 1.5) && near(&at.recompress, 1.5) && near(at.domain_reduce.as_ref().unwrap(), 1.5) && near(&at.decompress, 0.5), "{at:?}");
+        }
+        let m = &at.machine;
+        assert_eq!((m.reduce_bytes_per_s, m.copy_bytes_per_s, m.scan_bytes_per_s), (2.5e9, 5e9, 7.5e9));
+        assert_eq!((m.fresh_bytes_per_s, m.unmap_bytes_per_s, m.reused_bytes_per_s, m.core_mem_bytes_per_s), (3e9, 15e9, 12e9, 5e9));
+        assert_eq!(at.pace, Some(now));
+        // At its own pace, unchanged; figures given without a pace are never scaled.
+        assert_eq!(cal.at_pace(&then).compress, cal.compress);
+        let given = Calibration::given(1e9, 2e9, 20.0, machine);
+        assert_eq!(given.at_pace(&now).compress, given.compress);
     }
 
     #[test]

@@ -1,0 +1,161 @@
+//! The machine's pace: how fast one thread codes and reduces over one second, probed
+//! by the demo around each of its runs and by the calibration around its codec passes,
+//! so that the validation prices every point at the speed the machine had while that
+//! point ran, relative to the calibration's.
+//!
+//! Why: this shared virtual machine changes speed. One thread compressing the same
+//! field, best of five every two seconds, switched between about 5000 and 3800 MB/s
+//! from one probe to the next and stayed in either for seconds to half a minute
+//! (2026-11-30); a main job's calibration (c2a6cef, 2026-11-29) compressed at 2906 MB/s
+//! where the jobs before gave 6119-6507, while the points it priced had run at their
+//! usual times, and the model put 45 of 75 points within 15% against 62-64. So the
+//! probe takes the mean over a second of calls, not the best: the share of the slow
+//! state is what a run feels.
+
+use super::calibrate;
+use codec_host::elementwise::ReduceOp;
+use codec_host::{Backend, Codec, CpuExecutor, Shape};
+use std::fmt::Write as _;
+use std::time::{Duration, Instant};
+
+/// Bytes per CPU second of one thread.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pace {
+    /// Compressing the probe's field.
+    pub comp: f64,
+    /// Decoding it.
+    pub decomp: f64,
+    /// The element-wise reduction (a memory-bound pass).
+    pub reduce: f64,
+}
+
+impl Pace {
+    /// Halfway between two probes: a run's pace from the probes before and after it.
+    pub fn mean(&self, other: &Pace) -> Pace {
+        Pace { comp: (self.comp + other.comp) / 2.0, decomp: (self.decomp + other.decomp) / 2.0, reduce: (self.reduce + other.reduce) / 2.0 }
+    }
+
+    /// This pace over `base`'s, each figure.
+    pub fn over(&self, base: &Pace) -> [f64; 3] {
+        [self.comp / base.comp, self.decomp / base.decomp, self.reduce / base.reduce]
+    }
+}
+
+/// The probe's workload, whatever the run codes: it measures the machine, and the
+/// demo and the calibration must time the same work.
+const FIELD: &str = "rtm";
+const CODEC: &str = "szx-rel=1e-3";
+/// How long one probe keeps calling (wall time; about 30 rounds of the three passes).
+const SPAN: Duration = Duration::from_secs(1);
+
+/// The probe: its field and the field's codec with the bound made absolute, made once.
+pub struct Probe {
+    data: Vec<f32>,
+    codec: Codec,
+    backend: Backend,
+}
+
+impl Probe {
+    pub fn new() -> Result<Probe, String> {
+        let data = calibrate::field(FIELD)?;
+        let codec = calibrate::absolute(&calibrate::parse_codec(CODEC)?, &data)?;
+        let backend = Backend::with_executor(CpuExecutor::new(1).map_err(|e| e.to_string())?);
+        Ok(Probe { data, codec, backend })
+    }
+
+    /// The pace now: rounds of compressing the 64 MiB field, decoding it and reducing
+    /// two such vectors on one thread for [`SPAN`], each pass's bytes over its CPU
+    /// seconds in all.
+    pub fn measure(&self) -> Result<Pace, String> {
+        let Probe { data, codec, backend } = self;
+        let err = |e: codec_host::Error| e.to_string();
+        let shape = Shape::from_dims(&[data.len()]).map_err(|e| e.to_string())?;
+        let mut out = vec![0f32; data.len()];
+        let (mut acc, src) = (vec![1.0f32; data.len()], vec![0.5f32; data.len()]);
+        let one = CpuExecutor::new(1).map_err(|e| e.to_string())?;
+        let mut secs = [0.0; 3];
+        let end = Instant::now() + SPAN;
+        let mut rounds = 0;
+        while rounds == 0 || Instant::now() < end {
+            let mut stream = Vec::new();
+            secs[0] += calibrate::cpu_s(|| {
+                stream = codec.compress(data, shape, backend).map_err(err)?;
+                Ok(())
+            })?;
+            secs[1] += calibrate::cpu_s(|| codec_host::decompress_into(&stream, &mut out, backend).map(drop).map_err(err))?;
+            secs[2] += calibrate::cpu_s(|| codec_host::elementwise::reduce(&one, ReduceOp::Sum, &mut acc, &src).map_err(|e| e.to_string()))?;
+            rounds += 1;
+        }
+        let bytes = (rounds * data.len() * 4) as f64;
+        let [comp, decomp, reduce] = secs.map(|t| bytes / t.max(1e-9));
+        Ok(Pace { comp, decomp, reduce })
+    }
+}
+
+/// The header of the demo's `pace.csv`: one row per ccoll-bench run (an operation at
+/// one size, every algorithm), MB per CPU second.
+pub const HEADER: &str = "op,bytes,comp_mbps,decomp_mbps,reduce_mbps";
+
+/// The pace of one run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunPace {
+    pub op: String,
+    pub bytes: u64,
+    pub pace: Pace,
+}
+
+/// `pace.csv` of runs whose probes came before each and after the last: run `i` ran
+/// between probes `i` and `i + 1`.
+pub fn to_csv(runs: &[(String, u64)], probes: &[Pace]) -> String {
+    let mut s = format!("{HEADER}\n");
+    for ((op, bytes), pair) in runs.iter().zip(probes.windows(2)) {
+        let p = pair[0].mean(&pair[1]);
+        let _ = writeln!(s, "{op},{bytes},{:.0},{:.0},{:.0}", p.comp / 1e6, p.decomp / 1e6, p.reduce / 1e6);
+    }
+    s
+}
+
+/// The rows of a `pace.csv`; an error names the line that does not parse.
+pub fn parse_all(text: &str) -> Result<Vec<RunPace>, String> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty() && l.trim() != HEADER)
+        .map(|(i, line)| {
+            let f: Vec<&str> = line.split(',').map(str::trim).collect();
+            let mbps = |s: &str| s.parse::<f64>().ok().filter(|x| x.is_finite() && *x > 0.0).map(|x| x * 1e6);
+            match f[..] {
+                [op, bytes, c, d, r] => match (bytes.parse(), mbps(c), mbps(d), mbps(r)) {
+                    (Ok(bytes), Some(comp), Some(decomp), Some(reduce)) => Ok(RunPace { op: op.to_string(), bytes, pace: Pace { comp, decomp, reduce } }),
+                    _ => Err(format!("line {}: {line:?}: want {HEADER}, positive figures", i + 1)),
+                },
+                _ => Err(format!("line {}: {line:?}: want {HEADER}", i + 1)),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_takes_the_mean_of_the_probes_around_it() {
+        let p = |x: f64| Pace { comp: x * 1e6, decomp: 2.0 * x * 1e6, reduce: 3.0 * x * 1e6 };
+        let runs = [("bcast".to_string(), 16u64 << 20), ("bcast".to_string(), 32 << 20)];
+        let csv = to_csv(&runs, &[p(1000.0), p(3000.0), p(2000.0)]);
+        assert_eq!(csv, format!("{HEADER}\nbcast,16777216,2000,4000,6000\nbcast,33554432,2500,5000,7500\n"));
+        let back = parse_all(&csv).unwrap();
+        assert_eq!(back, vec![RunPace { op: "bcast".into(), bytes: 16 << 20, pace: p(2000.0) }, RunPace { op: "bcast".into(), bytes: 32 << 20, pace: p(2500.0) }]);
+        assert_eq!(p(2000.0).over(&p(1000.0)), [2.0, 2.0, 2.0]);
+        // A run without the probe after it (an interrupted demo) has no row.
+        assert_eq!(to_csv(&runs, &[p(1000.0), p(3000.0)]).lines().count(), 2);
+    }
+
+    #[test]
+    fn a_bad_pace_line_is_refused_by_number() {
+        for bad in ["bcast,16777216,2000,4000", "bcast,16M,2000,4000,6000", "bcast,16777216,0,4000,6000", "bcast,16777216,NaN,4000,6000", "bcast,16777216,-1,4000,6000"] {
+            let err = parse_all(&format!("{HEADER}\n{bad}\n")).unwrap_err();
+            assert!(err.starts_with("line 2:"), "{bad}: {err}");
+        }
+    }
+}
