@@ -439,29 +439,31 @@ pub fn measure_contention(fields: &Fields, codec: &str, threads: usize, ranks: u
         }
         Ok(())
     };
-    // Wall seconds of every one of CONTENTION_RUNS runs of `n` ranks at once, sorted.
-    let walls = |n: usize| -> Result<Vec<f64>, String> {
-        let mut runs = (0..CONTENTION_RUNS)
-            .map(|_| {
-                let t = std::time::Instant::now();
-                std::thread::scope(|s| backends[..n].iter().map(|b| s.spawn(move || work(b))).collect::<Vec<_>>().into_iter().try_for_each(|h| h.join().map_err(|_| "calibration thread panicked".to_string())?))?;
-                Ok(t.elapsed().as_secs_f64())
-            })
-            .collect::<Result<Vec<f64>, String>>()?;
-        runs.sort_by(f64::total_cmp);
-        Ok(runs)
+    // Wall seconds of one run of `n` ranks at once.
+    let wall = |n: usize| -> Result<f64, String> {
+        let t = std::time::Instant::now();
+        std::thread::scope(|s| backends[..n].iter().map(|b| s.spawn(move || work(b))).collect::<Vec<_>>().into_iter().try_for_each(|h| h.join().map_err(|_| "calibration thread panicked".to_string())?))?;
+        Ok(t.elapsed().as_secs_f64())
     };
     // One rank alone: its fastest run (the work itself, as the other figures take the
     // best). Ranks together: the median run, since how the scheduler interleaves them
     // is what is measured, and it varies from run to run (best of three moved between
-    // 1.00 and 1.85 on 16 MiB a rank). A probe lasts about 0.2 s, and a whole probe
-    // now and then comes out slow (1.46 and 1.44 among 1.17-1.29 on the quiet machine,
-    // 2026-11-27; 1.47 in a main job whose CSV validated at 1.26-1.29 minutes later):
-    // the median of several probes, apart in time.
+    // 1.00 and 1.85 on 16 MiB a rank). The runs alone and together alternate: this
+    // machine's speed switches between two levels 30% apart every few seconds
+    // (`super::pace`), and with the runs alone first and then together a switch between
+    // them would count as contention; alternating, it falls on both alike. Whole
+    // probes still come out slow now and then (1.46 and 1.44 among 1.17-1.29 on the
+    // quiet machine, 2026-11-27; 1.59 once on 2026-11-30 among 1.03-1.24): the median
+    // of several probes, apart in time.
     let probe = || -> Result<f64, String> {
-        let alone = walls(1)?[0];
-        let together = walls(ranks.max(1))?[CONTENTION_RUNS / 2];
-        Ok(contention_of(alone, together, ranks, threads, cores))
+        let (mut alone, mut together) = (Vec::with_capacity(CONTENTION_RUNS), Vec::with_capacity(CONTENTION_RUNS));
+        for _ in 0..CONTENTION_RUNS {
+            alone.push(wall(1)?);
+            together.push(wall(ranks.max(1))?);
+        }
+        alone.sort_by(f64::total_cmp);
+        together.sort_by(f64::total_cmp);
+        Ok(contention_of(alone[0], together[CONTENTION_RUNS / 2], ranks, threads, cores))
     };
     let mut figures = Vec::with_capacity(CONTENTION_PROBES);
     for k in 0..CONTENTION_PROBES {
