@@ -119,12 +119,16 @@ pub struct Machine {
     /// of this machine streams at once: a node's memory bandwidth per core, which caps
     /// what a multi-core codec pass can move.
     pub core_mem_bytes_per_s: f64,
+    /// The machine's reduction pace while these were measured (the probe's, before and
+    /// after): what the memory-bound figures are scaled against at another pace.
+    pub reduce_pace: f64,
 }
 
 impl Machine {
-    pub fn measure() -> Machine {
+    pub fn measure(probe: &Probe) -> Result<Machine, String> {
+        let before = probe.measure()?;
         let (fresh_bytes_per_s, unmap_bytes_per_s) = allocation_throughput(VALUES);
-        Machine {
+        Ok(Machine {
             reduce_bytes_per_s: reduce_throughput(),
             fresh_bytes_per_s,
             unmap_bytes_per_s,
@@ -132,7 +136,8 @@ impl Machine {
             copy_bytes_per_s: copy_throughput(),
             scan_bytes_per_s: scan_throughput(),
             core_mem_bytes_per_s: core_memory_bandwidth(),
-        }
+            reduce_pace: before.mean(&probe.measure()?).reduce,
+        })
     }
 }
 
@@ -176,7 +181,7 @@ impl Calibration {
     /// process, one thread's speed on the path the collectives take. `machine`: the
     /// codec-independent figures, measured once for every thread count. `probe` times
     /// the machine's pace before and after the codec passes, as the demo does around its
-    /// runs.
+    /// runs; the pace of the memory-bound figures is `machine`'s own.
     pub fn measure(fields: &Fields, codec: &str, threads: usize, machine: Machine, probe: &Probe) -> Result<Calibration, String> {
         let Fields { data, summed, other, scattered } = fields;
         let before = probe.measure()?;
@@ -198,7 +203,7 @@ impl Calibration {
         let fixed = absolute(&codec, data)?;
         let pair = measure_domain_reduce(data, other, &fixed, &exec)?;
         let later = measure_domain_reduce(summed, other, &fixed, &exec)?;
-        let pace = before.mean(&probe.measure()?);
+        let pace = Pace { reduce: machine.reduce_pace, ..before.mean(&probe.measure()?) };
         Ok(Calibration {
             compress: cost(|x| x.comp),
             decompress: cost(|x| x.decomp),
@@ -783,7 +788,7 @@ mod tests {
 
     #[test]
     fn a_faster_machine_scales_the_codec_and_memory_passes_but_not_the_kernels_page_work() {
-        let machine = Machine { reduce_bytes_per_s: 2e9, fresh_bytes_per_s: 3e9, unmap_bytes_per_s: 15e9, reused_bytes_per_s: 12e9, copy_bytes_per_s: 4e9, scan_bytes_per_s: 6e9, core_mem_bytes_per_s: 5e9 };
+        let machine = Machine { reduce_bytes_per_s: 2e9, fresh_bytes_per_s: 3e9, unmap_bytes_per_s: 15e9, reused_bytes_per_s: 12e9, copy_bytes_per_s: 4e9, scan_bytes_per_s: 6e9, core_mem_bytes_per_s: 5e9, reduce_pace: 2e9 };
         let line = PassCost::through(&[(10.0, 2e-9), (40.0, 1e-9)]);
         let then = Pace { comp: 1e9, decomp: 2e9, reduce: 2e9 };
         let cal = Calibration { compress: line.clone(), recompress: line.clone(), decompress: line.clone(), domain_reduce: Some(line.clone()), pace: Some(then), ..Calibration::given(1.0, 1.0, 20.0, machine.clone()) };

@@ -143,10 +143,10 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
         let loaded = calibrate::Fields::load(&a.dataset)?;
         Ok(fields.get_or_init(|| loaded))
     };
-    // The codec-independent figures, once for both calibrations.
-    let machine = calibrate::Machine::measure();
-    // The pace probe's field, generated for the first measured calibration.
-    let probe = std::cell::OnceCell::new();
+    // The machine's pace, probed around the codec-independent figures (measured once
+    // for both calibrations) and around each calibration's codec passes.
+    let probe = pace::Probe::new()?;
+    let machine = calibrate::Machine::measure(&probe)?;
     let calibrate_on = |n: usize, why: &str| -> Result<Calibration, String> {
         let cal = match (a.comp_mbps, a.decomp_mbps, a.ratio) {
             (Some(c), Some(d), Some(r)) => Calibration::given(c * 1e6, d * 1e6, r, machine.clone()),
@@ -157,8 +157,7 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
                     a.dataset,
                     calibrate::INPUTS
                 );
-                let probe = probe.get_or_init(pace::Probe::new).as_ref().map_err(Clone::clone)?;
-                Calibration::measure(fields()?, &a.codec, n, machine.clone(), probe)?
+                Calibration::measure(fields()?, &a.codec, n, machine.clone(), &probe)?
             }
         };
         println!("{}", cal.describe());
@@ -476,7 +475,7 @@ mod tests {
             decompress: flat(900e6),
             recompress: flat(1000e6),
             domain_reduce: Some(flat(1500e6)),
-            machine: Machine { reduce_bytes_per_s: 2e9, fresh_bytes_per_s: 3e9, unmap_bytes_per_s: 15e9, reused_bytes_per_s: 12e9, copy_bytes_per_s: 4e9, scan_bytes_per_s: 6e9, core_mem_bytes_per_s: 5e9 },
+            machine: Machine { reduce_bytes_per_s: 2e9, fresh_bytes_per_s: 3e9, unmap_bytes_per_s: 15e9, reused_bytes_per_s: 12e9, copy_bytes_per_s: 4e9, scan_bytes_per_s: 6e9, core_mem_bytes_per_s: 5e9, reduce_pace: 2e9 },
             ratio: 30.0,
             other_ratios: Vec::new(),
             profile: collectives::model::Profile::UNIFORM,
