@@ -1,7 +1,7 @@
 //! The machine's pace: how fast one thread codes and reduces over one second, probed
-//! by the demo around each of its runs and by the calibration around its codec passes,
-//! so that the validation prices the demo's points at the speed the machine had while
-//! they ran rather than at the calibration's moment.
+//! by the demo around each of its runs and by the calibration around its codec passes
+//! and its memory figures, so that the validation prices the demo's points at the
+//! speed the machine had while they ran rather than at the calibration's moment.
 //!
 //! Why: this shared virtual machine changes speed. One thread compressing the same
 //! field, best of five every two seconds, switched between about 5000 and 3800 MB/s
