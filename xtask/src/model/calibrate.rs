@@ -862,7 +862,11 @@ mod tests {
         }
         let first: f64 = profile.bytes[..PROFILE_PIECES / 4].iter().sum();
         assert!(first > 0.95, "{profile:?}");
-        assert!(profile.decomp[PROFILE_PIECES - 1] > 0.1 / PROFILE_PIECES as f64, "{profile:?}");
+        // A constant piece's share of the decoding is well above its share of the bytes
+        // (0.0047-0.0063 against 0.0019 in debug builds: a share against a tenth of an
+        // even one, 0.00625, failed once).
+        let last = PROFILE_PIECES - 1;
+        assert!(profile.decomp[last] > 1.5 * profile.bytes[last], "{profile:?}");
     }
 
     #[test]
