@@ -84,7 +84,7 @@ impl Probe {
         let shape = Shape::from_dims(&[data.len()]).map_err(|e| e.to_string())?;
         // Every buffer written now, so that no pass pays for faulting its pages in.
         let (mut out, mut acc, src) = (vec![1.0f32; data.len()], vec![1.0f32; data.len()], vec![0.5f32; data.len()]);
-        let one = CpuExecutor::new(1).map_err(|e| e.to_string())?;
+        let one = backend.executor().ok_or("the probe's backend has no CPU executor")?;
         let mut secs = [0.0; 3];
         let end = Instant::now() + SPAN;
         let mut rounds = 0;
@@ -95,7 +95,7 @@ impl Probe {
                 Ok(())
             })?;
             secs[1] += calibrate::cpu_s(|| codec_host::decompress_into(&stream, &mut out, backend).map(drop).map_err(err))?;
-            secs[2] += calibrate::cpu_s(|| codec_host::elementwise::reduce(&one, ReduceOp::Sum, &mut acc, &src).map_err(|e| e.to_string()))?;
+            secs[2] += calibrate::cpu_s(|| codec_host::elementwise::reduce(one, ReduceOp::Sum, &mut acc, &src).map_err(|e| e.to_string()))?;
             rounds += 1;
         }
         let bytes = (rounds * data.len() * 4) as f64;
