@@ -3,7 +3,8 @@
 //! operation and size, prints a progress line per measurement and the result table,
 //! writes the CSV, the table and a latency plot, and tears the cluster down.
 
-use crate::bench_csv::{self, RankTimes, Row};
+use crate::bench_csv::{RankTimes, Row};
+use crate::passes::Passes;
 use crate::cluster::{Cluster, MpiDuplex};
 use crate::units::{fmt_size, parse_size, us_per_mb};
 use crate::{model, plot, signals, workspace, Shape};
@@ -38,6 +39,11 @@ pub struct DemoArgs {
     min_time: f64,
     #[arg(long, default_value_t = 1)]
     warmup: u32,
+    /// Passes over the points: after the first, the algorithms other than plain MPI
+    /// (whose link-bound points repeat within a few percent) run every point again, and
+    /// each point reports its middle pass (`passes.rs`).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=9))]
+    passes: u32,
     /// Where the CSV, table and plot go.
     #[arg(long, default_value = "out/demo")]
     out: PathBuf,
@@ -83,15 +89,15 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
     let duplex = cluster.mpi_duplex(&program)?;
     println!("{}", duplex.describe());
 
-    let n_algos = a.algos.split(',').count();
-    let total = a.ops.len() * a.sizes.len() * n_algos;
-    let mut rows: Vec<Row> = Vec::new();
-    // ccoll-bench's per-rank times, from its stderr (read on another thread): the ranks
-    // on the other nodes are not this process's children, so only they can say.
-    let costs: std::sync::Mutex<Vec<RankTimes>> = Default::default();
+    let repeated = a.algos.split(',').filter(|algo| *algo != "mpi").collect::<Vec<_>>().join(",");
+    let per_pass = |algos: &str| a.ops.len() * a.sizes.len() * algos.split(',').filter(|s| !s.is_empty()).count();
+    let total = per_pass(&a.algos) + (a.passes as usize - 1) * per_pass(&repeated);
+    let mut passes = Passes::default();
+    // ccoll-bench's per-rank times by pass, from its stderr (read on another thread):
+    // the ranks on the other nodes are not this process's children, so only they can say.
+    let costs: std::sync::Mutex<Vec<(u32, RankTimes)>> = Default::default();
     let mut failures = Vec::new();
-    let csv_path = out.join("results.csv");
-    let mut csv = format!("{}\n", bench_csv::HEADER);
+    let (csv_path, passes_path) = (out.join("results.csv"), out.join("passes.csv"));
     // The machine's pace before each run and after the last, for the model
     // (`model::pace`).
     let pace_probe = model::pace::Probe::new()?;
@@ -103,15 +109,22 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
         paces.push(p);
         Ok(())
     };
-    'ops: for op in &a.ops {
-        for &size in &a.sizes {
+    'passes: for pass in 1..=a.passes {
+        let algos = if pass == 1 { &a.algos } else { &repeated };
+        if algos.is_empty() {
+            break;
+        }
+        if a.passes > 1 {
+            println!("pass {pass} of {}: {algos}", a.passes);
+        }
+        for (op, &size) in a.ops.iter().flat_map(|op| a.sizes.iter().map(move |size| (op, size))) {
             if signals::interrupted() {
-                break 'ops;
+                break 'passes;
             }
             probe_pace()?;
             runs.push((op.clone(), size));
             let args: Vec<String> = [
-                "--op", op, "--algo", &a.algos, "--codec", &a.codec, "--sizes", &fmt_size(size), "--iters", &a.iters.to_string(), "--min-time", &a.min_time.to_string(),
+                "--op", op, "--algo", algos, "--codec", &a.codec, "--sizes", &fmt_size(size), "--iters", &a.iters.to_string(), "--min-time", &a.min_time.to_string(),
                 "--warmup", &a.warmup.to_string(), "--dataset", &a.dataset, "--check", "--format", "csv",
             ]
             .iter()
@@ -120,15 +133,13 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
             let on_err = |line: &str| {
                 eprintln!("{line}");
                 if let Some(t) = RankTimes::parse(line) {
-                    costs.lock().expect("not poisoned").push(t);
+                    costs.lock().expect("not poisoned").push((pass, t));
                 }
             };
             let status = cluster.run_mpi_both(&program, &args, Duration::from_secs(a.timeout), |line| {
                 if let Some(r) = Row::parse(line) {
-                    rows.push(r.clone());
-                    println!("{}", progress(rows.len(), total, &r, &rows));
-                    csv.push_str(&r.to_csv());
-                    csv.push('\n');
+                    passes.push(pass, r.clone());
+                    println!("{}", progress(passes.len(), total, &r, &passes.middle()));
                 } else if !line.starts_with("op,") && !line.trim().is_empty() {
                     println!("    {line}");
                 }
@@ -138,10 +149,12 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
                 println!("    FAILED: {why}");
                 failures.push(why);
             }
-            std::fs::write(&csv_path, &csv).map_err(|e| e.to_string())?;
+            std::fs::write(&csv_path, passes.middle_csv()).map_err(|e| format!("{}: {e}", csv_path.display()))?;
+            std::fs::write(&passes_path, passes.to_csv()).map_err(|e| format!("{}: {e}", passes_path.display()))?;
         }
     }
     probe_pace()?;
+    let rows = passes.middle();
     let pace_path = out.join("pace.csv");
     std::fs::write(&pace_path, model::pace::to_csv(&runs, &paces)).map_err(|e| format!("{}: {e}", pace_path.display()))?;
     let description = cluster.describe();
@@ -160,6 +173,8 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
         load_average()
     );
     report.push_str(&table(&rows, baseline));
+    report.push('\n');
+    report.push_str(&passes.report());
     report.push('\n');
     report.push_str(&cpu_table(&costs.into_inner().expect("not poisoned")));
     report.push('\n');
@@ -182,10 +197,10 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
         }
         Err(e) => failures.push(format!("cost model: {e}")),
     }
-    if failures.is_empty() && rows.len() == total {
+    if failures.is_empty() && passes.len() == total {
         Ok(ExitCode::SUCCESS)
     } else {
-        println!("incomplete: {} of {total} measurements; {}", rows.len(), failures.join("; "));
+        println!("incomplete: {} of {total} measurements; {}", passes.len(), failures.join("; "));
         Ok(ExitCode::FAILURE)
     }
 }
@@ -279,13 +294,13 @@ pub fn table(rows: &[Row], baseline: &str) -> String {
 /// Where each timed call's time went, from ccoll-bench's per-rank line: the slowest
 /// rank's wall time against the CPU time of all ranks (every thread of each, user and
 /// system), and the cores kept busy on average.
-fn cpu_table(costs: &[RankTimes]) -> String {
+fn cpu_table(costs: &[(u32, RankTimes)]) -> String {
     let mut s = String::from(
-        "CPU use per timed call (ccoll-bench's per-rank times; all ranks, every thread):\n\n| op | size | algorithm | slowest wall (ms) | user CPU (ms) | system CPU (ms) | cores busy |\n|---|---|---|---|---|---|---|\n",
+        "CPU use per timed call (ccoll-bench's per-rank times; all ranks, every thread):\n\n| op | size | algorithm | pass | slowest wall (ms) | user CPU (ms) | system CPU (ms) | cores busy |\n|---|---|---|---|---|---|---|---|\n",
     );
-    for c in costs {
+    for (pass, c) in costs {
         let (wall, user, system) = c.totals();
-        let _ = writeln!(s, "| {} | {} | {} | {wall:.1} | {user:.1} | {system:.1} | {:.2} |", c.op, fmt_size(c.bytes), c.algo, (user + system) / wall.max(1e-9));
+        let _ = writeln!(s, "| {} | {} | {} | {} | {wall:.1} | {user:.1} | {system:.1} | {:.2} |", c.op, fmt_size(c.bytes), c.algo, pass, (user + system) / wall.max(1e-9));
     }
     s
 }

@@ -9,6 +9,7 @@ mod emulate;
 mod gpu_estimate;
 mod fuzz_corpus;
 mod model;
+mod passes;
 mod plot;
 mod ptxas;
 mod signals;
