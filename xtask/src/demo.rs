@@ -1,11 +1,12 @@
 //! `cargo xtask demo`: the README's main job. Builds ccoll-bench, brings up the
 //! emulated cluster, measures plain MPI against the compressed algorithms for each
-//! operation and size, prints a progress line per measurement and the result table,
-//! writes the CSV, the table and a latency plot, and tears the cluster down.
+//! operation and size (the compressed ones in several passes, `passes.rs`), prints a
+//! progress line per measurement and the result table, writes the CSV, the table and a
+//! latency plot, and tears the cluster down.
 
 use crate::bench_csv::{RankTimes, Row};
-use crate::passes::Passes;
 use crate::cluster::{Cluster, MpiDuplex};
+use crate::passes::Passes;
 use crate::units::{fmt_size, parse_size, us_per_mb};
 use crate::{model, plot, signals, workspace, Shape};
 use clap::Args;
@@ -40,8 +41,8 @@ pub struct DemoArgs {
     #[arg(long, default_value_t = 1)]
     warmup: u32,
     /// Passes over the points: after the first, the algorithms other than plain MPI
-    /// (whose link-bound points repeat within a few percent) run every point again, and
-    /// each point reports its middle pass (`passes.rs`).
+    /// (whose link-bound points repeated within 11% across main jobs) run every point
+    /// again, and each point reports its middle pass (`passes.rs`).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=9))]
     passes: u32,
     /// Where the CSV, table and plot go.
