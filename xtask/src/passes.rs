@@ -116,10 +116,10 @@ mod tests {
     #[test]
     fn each_point_reports_its_middle_pass_whole() {
         let mut p = Passes::default();
-        p.push(0, row("bcast", "mpi", 400.0, 1.0));
-        p.push(0, row("bcast", "c-coll", 10.0, 1.0));
-        p.push(1, row("bcast", "c-coll", 14.4, 2.0));
-        p.push(2, row("bcast", "c-coll", 11.0, 3.0));
+        p.push(1, row("bcast", "mpi", 400.0, 1.0));
+        p.push(1, row("bcast", "c-coll", 10.0, 1.0));
+        p.push(2, row("bcast", "c-coll", 14.4, 2.0));
+        p.push(3, row("bcast", "c-coll", 11.0, 3.0));
         let mid = p.middle();
         assert_eq!(mid.len(), 2);
         assert_eq!((mid[0].algo.as_str(), mid[0].lat_max_us), ("mpi", 400.0));
@@ -127,19 +127,19 @@ mod tests {
         assert_eq!((mid[1].lat_max_us, mid[1].cpu_us), (11.0, Some(3.0)));
         // Two passes: the faster.
         let mut two = Passes::default();
-        two.push(0, row("bcast", "c-coll", 12.0, 1.0));
-        two.push(1, row("bcast", "c-coll", 10.0, 2.0));
+        two.push(1, row("bcast", "c-coll", 12.0, 1.0));
+        two.push(2, row("bcast", "c-coll", 10.0, 2.0));
         assert_eq!(two.middle()[0].lat_max_us, 10.0);
     }
 
     #[test]
     fn the_report_names_the_points_whose_passes_disagree() {
         let mut p = Passes::default();
-        p.push(0, row("bcast", "mpi", 400.0, 1.0));
-        for (pass, t) in [(0, 10.0), (1, 14.4), (2, 11.0)] {
+        p.push(1, row("bcast", "mpi", 400.0, 1.0));
+        for (pass, t) in [(1, 10.0), (2, 14.4), (3, 11.0)] {
             p.push(pass, row("bcast", "c-coll", t, 1.0));
         }
-        for (pass, t) in [(0, 20.0), (1, 22.0), (2, 19.0)] {
+        for (pass, t) in [(1, 20.0), (2, 22.0), (3, 19.0)] {
             p.push(pass, row("scatter", "c-coll", t, 1.0));
         }
         let r = p.report();
@@ -147,7 +147,7 @@ mod tests {
         assert!(r.contains("- bcast 16M c-coll: 0.91, 1.31, 1.00"), "{r}");
         assert!(!r.contains("scatter 16M"), "{r}");
         let mut once = Passes::default();
-        once.push(0, row("bcast", "c-coll", 10.0, 1.0));
+        once.push(1, row("bcast", "c-coll", 10.0, 1.0));
         assert_eq!(once.report(), "");
     }
 
