@@ -106,7 +106,7 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
     let mut runs = Vec::new();
     let mut probe_pace = || -> Result<(), String> {
         let p = pace_probe.measure()?;
-        println!("    machine pace (one thread, CPU time): compress {:.0} MB/s, decode {:.0} MB/s, reduce {:.0} MB/s", p.comp / 1e6, p.decomp / 1e6, p.reduce / 1e6);
+        println!("    machine pace (one thread, CPU time): compress {:.0} MB/s, decode {:.0} MB/s, reduce {:.0} MB/s; every core compressing: {:.0} MB/s a thread", p.comp / 1e6, p.decomp / 1e6, p.reduce / 1e6, p.shared / 1e6);
         paces.push(p);
         Ok(())
     };

@@ -225,7 +225,7 @@ impl Calibration {
     /// are the kernel's page work, which the probe does not time: they stay.
     pub fn at_pace(&self, now: &Pace) -> Calibration {
         let Some(then) = &self.pace else { return self.clone() };
-        let [comp, decomp, mem] = now.over(then);
+        let [comp, decomp, mem, _] = now.over(then);
         let machine = Machine {
             reduce_bytes_per_s: self.machine.reduce_bytes_per_s * mem,
             copy_bytes_per_s: self.machine.copy_bytes_per_s * mem,
@@ -289,7 +289,7 @@ impl Calibration {
             let Profile { bytes, decomp, .. } = &self.profile;
             format!("; the field's {PROFILE_PIECES} pieces hold {}% of its compressed bytes and take {}% of its decoding", percent(bytes), percent(decomp))
         };
-        let pace = self.pace.map_or(String::new(), |p| format!("; the machine's pace meanwhile (the probe, one thread): compress {:.0} MB/s, decode {:.0} MB/s", p.comp / 1e6, p.decomp / 1e6));
+        let pace = self.pace.map_or(String::new(), |p| format!("; the machine's pace meanwhile (the probe, one thread): compress {:.0} MB/s, decode {:.0} MB/s (every core compressing: {:.0} MB/s a thread)", p.comp / 1e6, p.decomp / 1e6, p.shared / 1e6));
         format!(
             "calibration ({}, per thread, CPU time): compress {:.0} MB/s, decompress {:.0} MB/s, compress its decoded output {:.0} MB/s, compressed-domain reduction {} MB/s at ratio {:.2}{others}{profile}; reduce {:.0} MB/s; writing fresh memory {:.0} MB/s (reused heap {:.0} MB/s), freeing it {:.0} MB/s; copying {:.0} MB/s; value-range scan {:.0} MB/s; memory traffic per core with all cores streaming {:.0} MB/s{pace}",
             if self.measured { "measured" } else { "given" },
@@ -790,10 +790,10 @@ mod tests {
     fn a_faster_machine_scales_the_codec_and_memory_passes_but_not_the_kernels_page_work() {
         let machine = Machine { reduce_bytes_per_s: 2e9, fresh_bytes_per_s: 3e9, unmap_bytes_per_s: 15e9, reused_bytes_per_s: 12e9, copy_bytes_per_s: 4e9, scan_bytes_per_s: 6e9, core_mem_bytes_per_s: 5e9, reduce_pace: 2e9 };
         let line = PassCost::through(&[(10.0, 2e-9), (40.0, 1e-9)]);
-        let then = Pace { comp: 1e9, decomp: 2e9, reduce: 2e9 };
+        let then = Pace { comp: 1e9, decomp: 2e9, reduce: 2e9, shared: 1e9 };
         let cal = Calibration { compress: line.clone(), recompress: line.clone(), decompress: line.clone(), domain_reduce: Some(line.clone()), pace: Some(then), ..Calibration::given(1.0, 1.0, 20.0, machine.clone()) };
         // Compression 1.5x as fast, decoding 0.5x, the reduction 1.25x.
-        let now = Pace { comp: 1.5e9, decomp: 1e9, reduce: 2.5e9 };
+        let now = Pace { comp: 1.5e9, decomp: 1e9, reduce: 2.5e9, shared: 1.2e9 };
         let at = cal.at_pace(&now);
         for ratio in [5.0, 20.0, 100.0] {
             let near = |c: &PassCost, by: f64| (c.bytes_per_s(ratio) / (line.bytes_per_s(ratio) * by) - 1.0).abs() < 1e-12;

@@ -200,13 +200,14 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
         let measured = ranks_cal.as_ref().unwrap_or(&cal);
         let priced = match (pace::typical(&paces), measured.pace) {
             (Some(now), Some(then)) => {
-                let [c, d, r] = now.over(&then);
+                let [c, d, r, sh] = now.over(&then);
                 println!(
-                    "machine pace during the run (median of {} runs' probes, one thread, CPU time): compress {:.0} MB/s, decode {:.0} MB/s, reduce {:.0} MB/s: {c:.2}, {d:.2} and {r:.2} times the calibration's, by which its codec and memory passes are priced",
+                    "machine pace during the run (median of {} runs' probes, one thread, CPU time): compress {:.0} MB/s, decode {:.0} MB/s, reduce {:.0} MB/s: {c:.2}, {d:.2} and {r:.2} times the calibration's, by which its codec and memory passes are priced (every core compressing at once: {:.0} MB/s a thread, {sh:.2} times the calibration's, not priced)",
                     paces.len(),
                     now.comp / 1e6,
                     now.decomp / 1e6,
-                    now.reduce / 1e6
+                    now.reduce / 1e6,
+                    now.shared / 1e6
                 );
                 measured.at_pace(&now)
             }
