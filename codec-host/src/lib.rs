@@ -29,6 +29,7 @@
 //! one other way to compress is [`szx::pipelined`]'s chunk-by-chunk encoder and
 //! decoder, for callers that send chunks as soon as they are written.
 
+pub mod atomic_file;
 mod backend;
 mod codec;
 #[cfg(feature = "cuda")]

@@ -2,7 +2,8 @@
 //! emulated cluster, measures plain MPI against the compressed algorithms for each
 //! operation and size (the compressed ones in several passes, `passes.rs`), prints a
 //! progress line per measurement and the result table, writes the CSV, the table and a
-//! latency plot, and tears the cluster down.
+//! latency plot, and tears the cluster down. Its text files are replaced atomically
+//! (`codec_host::atomic_file`), so an interrupted or failed demo leaves each whole.
 
 use crate::bench_csv::{RankTimes, Row};
 use crate::cluster::{Cluster, MpiDuplex};
@@ -10,6 +11,7 @@ use crate::passes::Passes;
 use crate::units::{fmt_size, parse_size, us_per_mb};
 use crate::{model, plot, signals, workspace, Shape};
 use clap::Args;
+use codec_host::atomic_file;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -150,14 +152,14 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
                 println!("    FAILED: {why}");
                 failures.push(why);
             }
-            std::fs::write(&csv_path, passes.middle_csv()).map_err(|e| format!("{}: {e}", csv_path.display()))?;
-            std::fs::write(&passes_path, passes.to_csv()).map_err(|e| format!("{}: {e}", passes_path.display()))?;
+            atomic_file::write(&csv_path, passes.middle_csv().as_bytes())?;
+            atomic_file::write(&passes_path, passes.to_csv().as_bytes())?;
         }
     }
     probe_pace()?;
     let rows = passes.middle();
     let pace_path = out.join("pace.csv");
-    std::fs::write(&pace_path, model::pace::to_csv(&runs, &paces)).map_err(|e| format!("{}: {e}", pace_path.display()))?;
+    atomic_file::write(&pace_path, model::pace::to_csv(&runs, &paces).as_bytes())?;
     let description = cluster.describe();
     drop(cluster);
     println!("cluster down");
@@ -181,7 +183,7 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
     report.push('\n');
     report.push_str(&goals(&rows));
     println!("\n{report}");
-    std::fs::write(out.join("table.md"), &report).map_err(|e| e.to_string())?;
+    atomic_file::write(&out.join("table.md"), report.as_bytes())?;
     let title = format!("{} on {description}", a.dataset);
     let png = out.join("latency.png");
     let compared = a.algos.split(',').next_back().unwrap_or("c-coll");
@@ -194,7 +196,7 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
     match model_report((&csv_path, &pace_path), &a.shape, (efficiency, &duplex), runnable_before) {
         Ok(text) => {
             println!("\n{text}");
-            std::fs::write(out.join("model.md"), text).map_err(|e| e.to_string())?;
+            atomic_file::write(&out.join("model.md"), text.as_bytes())?;
         }
         Err(e) => failures.push(format!("cost model: {e}")),
     }

@@ -10,11 +10,10 @@
 //! A thin shell over the library: codecs are named by [`Codec`]'s `FromStr`, so a new
 //! codec needs no change here. Any error ends the program with a non-zero status and a
 //! one-line reason on stderr (1, or 2 for bad arguments). Outputs are replaced
-//! atomically (module `output`): a failed run leaves the old file as it was, so the
-//! output may also be the input.
+//! atomically ([`codec_host::atomic_file`]): a failed run leaves the old file as it
+//! was, so the output may also be the input.
 
-#[path = "ccoll/output.rs"]
-mod output;
+use codec_host::atomic_file;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -143,10 +142,6 @@ fn read(path: &PathBuf) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
 
-fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    output::write_atomically(path, |w| w.write_all(bytes))
-}
-
 fn compress_as<T: BackendElem>(raw: &[u8], a: &CompressArgs, backend: &Backend) -> Result<Vec<u8>, String> {
     if a.dims.is_empty() {
         return Err(codec_host::Error::ZeroSize.to_string());
@@ -191,7 +186,7 @@ fn decompress_as<T: BackendElem>(stream: &[u8], info: &StreamInfo, backend: &Bac
     })?;
     values.resize(n, T::default());
     codec_host::decompress_into(stream, &mut values, backend).map_err(|e| e.to_string())?;
-    output::write_atomically(output, |w| {
+    atomic_file::write_atomically(output, |w| {
         let mut bytes = [0u8; 1 << 16];
         for vs in values.chunks(bytes.len() / T::SIZE) {
             let part = &mut bytes[..vs.len() * T::SIZE];
@@ -250,7 +245,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 ElemType::F32 => compress_as::<f32>(&raw, &a, &backend)?,
                 ElemType::F64 => compress_as::<f64>(&raw, &a, &backend)?,
             };
-            write(&a.output, &stream)
+            atomic_file::write(&a.output, &stream)
         }
         Command::Decompress(a) => {
             let stream = read(&a.input)?;
@@ -286,7 +281,7 @@ fn run(cli: Cli) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    output::install_signal_handlers();
+    atomic_file::install_signal_handlers();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => e.exit(), // --help, --version

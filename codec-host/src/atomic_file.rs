@@ -1,8 +1,9 @@
-//! Writing an output file so that a failure never destroys what was there: the bytes go
-//! to a temporary file next to the target, which is synced and then renamed over it.
-//! On any error (EFBIG past `ulimit -f`, ENOSPC, ...) the temporary file is removed; on
-//! SIGINT, SIGTERM or SIGHUP a handler removes it before the signal ends the process.
-//! Only SIGKILL can leave one behind (named `.NAME.ccoll-PID.tmp`).
+//! Replacing a file so that a failure never destroys what was there: the bytes go to a
+//! temporary file next to the target, which is synced and then renamed over it. On any
+//! error (EFBIG past `ulimit -f`, ENOSPC, ...) the temporary file is removed; after
+//! [`install_signal_handlers`], SIGINT, SIGTERM or SIGHUP remove it before the signal
+//! ends the process. Only SIGKILL can leave one behind (named `.NAME.ccoll-PID.tmp`).
+//! The `ccoll` CLI writes its outputs so, and `xtask demo` its results.
 
 use std::ffi::CString;
 use std::fs::{self, File, OpenOptions};
@@ -51,6 +52,11 @@ fn temp_path(target: &Path) -> PathBuf {
     target.with_file_name(format!(".{name}.ccoll-{}.tmp", std::process::id()))
 }
 
+/// Replaces `target` with `bytes` ([`write_atomically`]).
+pub fn write(target: &Path, bytes: &[u8]) -> Result<(), String> {
+    write_atomically(target, |w| w.write_all(bytes))
+}
+
 /// Writes `target` through `fill`, which gets a buffered writer. A regular file (or a
 /// new one) is replaced only once every byte is written and synced; anything else (a
 /// device such as /dev/null, a pipe) is written in place, since renaming over it would
@@ -95,4 +101,28 @@ pub fn write_atomically(target: &Path, fill: impl FnOnce(&mut dyn Write) -> io::
         let _ = File::open(dir).and_then(|d| d.sync_all());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_write_keeps_the_old_file_and_leaves_no_temporary_one() {
+        let dir = std::env::temp_dir().join(format!("ccoll-atomic-file-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let target = dir.join("results.csv");
+        write(&target, b"old").unwrap();
+        let err = write_atomically(&target, |w| {
+            w.write_all(b"half of the new")?;
+            Err(io::Error::other("stopped midway"))
+        })
+        .unwrap_err();
+        assert!(err.contains("stopped midway"), "{err}");
+        assert_eq!(fs::read(&target).unwrap(), b"old");
+        write(&target, b"new").unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"new");
+        assert_eq!(fs::read_dir(&dir).unwrap().count(), 1, "a temporary file was left");
+        fs::remove_dir_all(&dir).unwrap();
+    }
 }
