@@ -1,7 +1,8 @@
 //! The machine's pace: how fast one thread codes and reduces over one second, and how
-//! fast each thread compresses with every core busy, probed by the demo around each of its runs and by the calibration around its codec passes
-//! and its memory figures, so that the validation prices the demo's points at the
-//! speed the machine had while they ran rather than at the calibration's moment.
+//! fast each thread compresses with every core busy, probed by the demo around each of
+//! its runs and by the calibration around its codec passes and its memory figures, so
+//! that the validation prices the demo's points at the speed the machine had while
+//! they ran rather than at the calibration's moment.
 //!
 //! Why: this shared virtual machine changes speed. One thread compressing the same
 //! field, best of five every two seconds, switched between about 5000 and 3800 MB/s
