@@ -379,28 +379,26 @@ fn measure_passes(jobs: &[(&[f32], &[f32], Codec)], backend: &Backend) -> Result
         codec: Codec,
         shape: Shape,
         stream: Vec<u8>,
-        out: Vec<f32>,
         best: [f64; 3],
     }
     let mut runs = jobs
         .iter()
         .map(|&(data, input, codec)| {
             let shape = Shape::from_dims(&[data.len()]).map_err(|e| e.to_string())?;
-            Ok(Job { data, codec: absolute(&codec, input)?, shape, stream: Vec::new(), out: Vec::new(), best: [f64::INFINITY; 3] })
+            Ok(Job { data, codec: absolute(&codec, input)?, shape, stream: Vec::new(), best: [f64::INFINITY; 3] })
         })
         .collect::<Result<Vec<_>, String>>()?;
     let err = |e: codec_host::Error| e.to_string();
     for _ in 0..REPEATS {
         for j in &mut runs {
             // Both written before the clock starts, so that no pass faults pages in.
-            let data = j.data.to_vec();
-            j.out = vec![1.0f32; data.len()];
+            let (data, mut out) = (j.data.to_vec(), vec![1.0f32; j.data.len()]);
             let comp = cpu_s(|| {
                 j.stream = j.codec.compress(&data, j.shape, backend).map_err(err)?;
                 Ok(())
             })?;
-            let decomp = cpu_s(|| codec_host::decompress_into(&j.stream, &mut j.out, backend).map(drop).map_err(err))?;
-            let recomp = cpu_s(|| j.codec.compress(&j.out, j.shape, backend).map(drop).map_err(err))?;
+            let decomp = cpu_s(|| codec_host::decompress_into(&j.stream, &mut out, backend).map(drop).map_err(err))?;
+            let recomp = cpu_s(|| j.codec.compress(&out, j.shape, backend).map(drop).map_err(err))?;
             for (best, t) in j.best.iter_mut().zip([comp, decomp, recomp]) {
                 *best = best.min(t);
             }
