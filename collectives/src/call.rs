@@ -12,7 +12,8 @@ use codec_host::{Backend, Codec, OutputWrites, ZfpMode};
 
 use crate::accuracy;
 use crate::agree::{agree, Signature};
-use crate::codec_port::{HostCodec, PieceCodec};
+use crate::codec_port::{self, HostCodec, PieceCodec};
+use crate::stats::CodecCpu;
 use crate::place::{Coded, Place};
 use crate::spare;
 use crate::frame::{self, codec_fingerprint, Expect, Header, ANNOUNCE, FAILED, FALLBACK, HEADER_LEN, RAW};
@@ -74,6 +75,8 @@ pub(crate) struct Call {
     exact: bool,
     /// The call's registration with the watchdog (cleared when the call ends).
     _watch: Option<watchdog::Guard>,
+    /// This thread's codec tally when the call began (for `codec_cpu`).
+    codec_before: CodecCpu,
     /// The process's kernel launches when the call began (for `device_launches`).
     #[cfg(feature = "cuda")]
     launches_before: u64,
@@ -166,7 +169,9 @@ pub(crate) fn begin<T: Value, W: Place<T> + ?Sized>(
     // threshold nothing is compressed on any rank. With the agreement, a codec resolved
     // to none (a relative bound on constant data) is none on every rank too.
     let below_threshold = setup.bytes < cfg.min_bytes_to_compress;
-    let (encoder, abs_error) = if below_threshold { (None, Some(0.0)) } else { resolve_codec(cfg.codec, range, backend) };
+    let (encoder, abs_error) = if below_threshold { (None, Some(0.0)) } else { resolve_codec(cfg.codec, range) };
+    // Timing the codec's passes costs a few system calls each (docs/collectives.md).
+    let host = |codec| HostCodec { codec, backend, timed: cfg.time_codec };
     let exact = below_threshold || (agree_first && encoder.is_none());
     let mut stats = CollStats::new(algorithm);
     stats.abs_error = abs_error;
@@ -180,8 +185,8 @@ pub(crate) fn begin<T: Value, W: Place<T> + ?Sized>(
         // The configured codec (which every rank shares), not the resolved one: a
         // relative bound resolves to the sender's own range in point-to-point calls.
         fingerprint: codec_fingerprint(&cfg.codec),
-        encoder,
-        decoder: HostCodec { codec: cfg.codec, backend },
+        encoder: encoder.map(host),
+        decoder: host(cfg.codec),
         backend,
         min_bytes: cfg.min_bytes_to_compress,
         chunk_bytes: cfg.pipeline_chunk_bytes,
@@ -190,6 +195,7 @@ pub(crate) fn begin<T: Value, W: Place<T> + ?Sized>(
         fault: setup.local_error,
         exact,
         _watch: watch,
+        codec_before: codec_port::tally(),
     })
 }
 
@@ -204,15 +210,15 @@ fn needs_range(codec: &Codec) -> bool {
 /// error (constant or empty data), the call sends everything uncompressed. The
 /// framework cuts messages into pipeline chunks itself, so a pipelined SZx codec runs
 /// as plain SZx per chunk.
-fn resolve_codec(codec: Codec, range: Option<(f64, f64)>, backend: &'static Backend) -> (Option<HostCodec>, Option<f64>) {
-    let absolute = |abs_error: f64| (Some(HostCodec { codec: Codec::szx(ErrorBound::Abs(abs_error)), backend }), Some(abs_error));
+fn resolve_codec(codec: Codec, range: Option<(f64, f64)>) -> (Option<Codec>, Option<f64>) {
+    let absolute = |abs_error: f64| (Some(Codec::szx(ErrorBound::Abs(abs_error))), Some(abs_error));
     let relative = |rel_error: f64| match range.map(|(lo, hi)| rel_error * (hi - lo)) {
         Some(e) if e > 0.0 && e.is_finite() => absolute(e),
         _ => (None, Some(0.0)),
     };
     match codec {
-        Codec::Zfp { mode: ZfpMode::FixedRate { .. } } => (Some(HostCodec { codec, backend }), None),
-        Codec::Zfp { mode: ZfpMode::FixedAccuracy { tolerance } } => (Some(HostCodec { codec, backend }), Some(tolerance)),
+        Codec::Zfp { mode: ZfpMode::FixedRate { .. } } => (Some(codec), None),
+        Codec::Zfp { mode: ZfpMode::FixedAccuracy { tolerance } } => (Some(codec), Some(tolerance)),
         Codec::Szx { bound: ErrorBound::Abs(abs_error), .. } => absolute(abs_error),
         Codec::Szx { bound: ErrorBound::Rel(rel_error), .. } => relative(rel_error),
     }
@@ -248,6 +254,7 @@ impl Call {
         // A call in which no rank compresses moves every value exactly.
         let k = if self.exact { 0 } else { k };
         self.stats.compressions_per_value = k;
+        self.stats.codec_cpu = codec_port::tally().since(&self.codec_before);
         #[cfg(feature = "cuda")]
         {
             self.stats.device_launches = codec_host::cuda::launch_count() - self.launches_before;

@@ -5,6 +5,9 @@
 
 use codec_host::{Backend, BackendKind, Codec, CpuExecutor, OutputWrites, Shape, ZfpMode};
 
+use std::cell::Cell;
+
+use crate::stats::{CodecCpu, CodecPass};
 use crate::{CollError, ReduceOp, Value};
 
 /// What [`PieceCodec::compress`] made of a piece.
@@ -33,28 +36,86 @@ pub(crate) trait PieceCodec {
 pub(crate) struct HostCodec {
     pub codec: Codec,
     pub backend: &'static Backend,
+    /// Tally the CPU backend's passes ([`tally`], [`crate::CollConfig::time_codec`]).
+    pub timed: bool,
 }
 
 impl PieceCodec for HostCodec {
     fn compress<T: Value>(&self, values: &[T]) -> codec_host::Result<Encoded> {
-        let stream = match self.codec.compress(values, Shape::d1(values.len()), self.backend) {
-            Ok(stream) => stream,
-            // Values zfp cannot code (non-finite, or so large they may decode to infinity)
-            // travel raw.
-            Err(codec_host::Error::NonFinite { .. } | codec_host::Error::NearOverflow { .. }) => return Ok(Encoded::Refused),
-            Err(e) => return Err(e),
-        };
-        if !self.keeps_promise(values, &stream)? {
-            return Ok(Encoded::Refused);
-        }
-        Ok(Encoded::Stream(stream))
+        self.tallied(
+            Direction::Compress,
+            || {
+                let stream = match self.codec.compress(values, Shape::d1(values.len()), self.backend) {
+                    Ok(stream) => stream,
+                    // Values zfp cannot code (non-finite, or so large they may decode to
+                    // infinity) travel raw.
+                    Err(codec_host::Error::NonFinite { .. } | codec_host::Error::NearOverflow { .. }) => return Ok(Encoded::Refused),
+                    Err(e) => return Err(e),
+                };
+                if !self.keeps_promise(values, &stream)? {
+                    return Ok(Encoded::Refused);
+                }
+                Ok(Encoded::Stream(stream))
+            },
+            |made| match made {
+                Ok(Encoded::Stream(stream)) => Some(CodecPass { raw_bytes: size_of_val(values) as u64, coded_bytes: stream.len() as u64, ..CodecPass::default() }),
+                _ => None,
+            },
+        )
     }
 
     fn decompress<T: Value>(&self, bytes: &[u8], out: &mut [T], writes: OutputWrites) -> codec_host::Result<()> {
-        self.check_stream::<T>(bytes, out.len())?;
-        codec_host::decompress_into_with(bytes, out, writes, self.backend)?;
-        Ok(())
+        let raw_bytes = size_of_val(out) as u64;
+        self.tallied(
+            Direction::Decompress,
+            || {
+                self.check_stream::<T>(bytes, out.len())?;
+                codec_host::decompress_into_with(bytes, out, writes, self.backend)?;
+                Ok(())
+            },
+            |done| done.is_ok().then_some(CodecPass { raw_bytes, coded_bytes: bytes.len() as u64, ..CodecPass::default() }),
+        )
     }
+}
+
+/// The direction of a codec pass, for this thread's tally ([`tally`]).
+#[derive(Clone, Copy)]
+enum Direction {
+    Compress,
+    Decompress,
+}
+
+thread_local! {
+    /// This thread's codec passes on the CPU backend so far.
+    static TALLY: Cell<CodecCpu> = Cell::new(CodecCpu::default());
+}
+
+/// This thread's codec passes on the CPU backend so far: a call takes the difference
+/// over its span (a rank runs its calls, and their codec passes, on one thread).
+pub(crate) fn tally() -> CodecCpu {
+    TALLY.with(Cell::get)
+}
+
+/// The whole process's CPU seconds (user and system, every thread: the codec's worker
+/// threads run inside a pass, nothing else of the rank does meanwhile) and bytes of
+/// minor page faults so far.
+fn process_now() -> (f64, u64) {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime and getrusage write the structs we pass; the process CPU
+    // clock and RUSAGE_SELF exist on every Linux system.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe {
+        libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t);
+        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
+    }
+    (t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9, ru.ru_minflt as u64 * page_bytes())
+}
+
+/// The page size, in bytes.
+fn page_bytes() -> u64 {
+    static PAGE: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    // SAFETY: sysconf only reads a system constant.
+    *PAGE.get_or_init(|| u64::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096))
 }
 
 impl HostCodec {
@@ -68,10 +129,44 @@ impl HostCodec {
     /// one stream of exactly `acc.len()` values of type `T`, and `x` `init` (as long as
     /// `acc`), or `acc` where that is None (`codec_host::decompress_reduce_all`).
     pub fn decompress_reduce<T: Value>(&self, streams: &[&[u8]], init: Option<&[T]>, acc: &mut [T], op: ReduceOp) -> codec_host::Result<()> {
-        for s in streams {
-            self.check_stream::<T>(s, acc.len())?;
+        let raw_bytes = (size_of_val(acc) * streams.len()) as u64;
+        let coded_bytes = streams.iter().map(|s| s.len() as u64).sum();
+        self.tallied(
+            Direction::Decompress,
+            || {
+                for s in streams {
+                    self.check_stream::<T>(s, acc.len())?;
+                }
+                codec_host::decompress_reduce_all(streams, init, acc, op, self.backend)
+            },
+            |done| done.is_ok().then_some(CodecPass { raw_bytes, coded_bytes, reduced_bytes: raw_bytes, ..CodecPass::default() }),
+        )
+    }
+
+    /// Runs `pass` and, where timed on the CPU backend, adds its process CPU time, the
+    /// memory it faulted in and the bytes `counted` gives for its result (`None`: a pass
+    /// that made nothing, such as a refusal, is left out) to this thread's tally of
+    /// `direction`.
+    fn tallied<R>(&self, direction: Direction, pass: impl FnOnce() -> R, counted: impl FnOnce(&R) -> Option<CodecPass>) -> R {
+        if !self.timed || self.backend.kind() != BackendKind::Cpu {
+            return pass();
         }
-        codec_host::decompress_reduce_all(streams, init, acc, op, self.backend)
+        let (t0, f0) = process_now();
+        let result = pass();
+        if let Some(bytes) = counted(&result) {
+            let (t1, f1) = process_now();
+            let done = CodecPass { cpu_s: t1 - t0, faulted_bytes: f1 - f0, ..bytes };
+            TALLY.with(|t| {
+                let mut all = t.get();
+                let tally = match direction {
+                    Direction::Compress => &mut all.compress,
+                    Direction::Decompress => &mut all.decompress,
+                };
+                *tally = tally.plus(&done);
+                t.set(all);
+            });
+        }
+        result
     }
 
     /// Checks that `bytes` is one stream of exactly `values` values of type `T`.
@@ -174,6 +269,47 @@ fn cpu_backend() -> Backend {
 mod tests {
     use super::*;
     use codec_host::BackendKind;
+
+    #[test]
+    fn the_cpu_backends_passes_are_tallied_by_direction_and_refusals_left_out() {
+        let codec = HostCodec { codec: Codec::szx(codec_host::ErrorBound::Abs(1e-3)), backend: CodecBackend::Cpu.resolve().unwrap(), timed: true };
+        let values: Vec<f32> = (0..100_000).map(|i| (i as f32 * 1e-3).sin()).collect();
+        let before = tally();
+        let Encoded::Stream(stream) = codec.compress(&values).unwrap() else { panic!("SZx refused finite values") };
+        let mut out = vec![0f32; values.len()];
+        codec.decompress(&stream, &mut out, OutputWrites::BySize).unwrap();
+        let mut acc = vec![1f32; values.len()];
+        codec.decompress_reduce(&[&stream[..], &stream[..]], None, &mut acc, ReduceOp::Sum).unwrap();
+        let t = tally().since(&before);
+        let (raw, coded) = (400_000, stream.len() as u64);
+        assert_eq!((t.compress.raw_bytes, t.compress.coded_bytes, t.compress.reduced_bytes), (raw, coded, 0), "{t:?}");
+        assert_eq!((t.decompress.raw_bytes, t.decompress.coded_bytes, t.decompress.reduced_bytes), (3 * raw, 3 * coded, 2 * raw), "{t:?}");
+        assert!(t.compress.cpu_s > 0.0 && t.decompress.cpu_s > 0.0, "{t:?}");
+        // Decoding into pages mapped but never written faults each in (the process's
+        // faults: other test threads may add theirs).
+        let len = values.len() * 4;
+        // SAFETY: a private anonymous mapping of `len` bytes, unmapped below; zeroed
+        // pages are valid f32s.
+        let fresh = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0) };
+        assert_ne!(fresh, libc::MAP_FAILED);
+        let before = tally();
+        codec.decompress(&stream, unsafe { std::slice::from_raw_parts_mut(fresh.cast::<f32>(), values.len()) }, OutputWrites::BySize).unwrap();
+        let faulted = tally().since(&before).decompress.faulted_bytes;
+        // SAFETY: the mapping above, no longer borrowed.
+        unsafe { libc::munmap(fresh, len) };
+        assert!(faulted >= (len as u64 / page_bytes()) * page_bytes(), "{faulted} bytes faulted in, {len} written");
+        // A piece ZFP refuses (a NaN: it travels raw) and a stream that fails its check
+        // made nothing: neither is counted.
+        let zfp = HostCodec { codec: Codec::zfp_accuracy(1e-3), ..codec };
+        let before = tally();
+        assert_eq!(zfp.compress(&[1.0f32, f32::NAN, 2.0]).unwrap(), Encoded::Refused);
+        assert!(codec.decompress(&stream[..stream.len() - 1], &mut out, OutputWrites::BySize).is_err());
+        assert_eq!(tally(), before);
+        // Untimed (the default), nothing is counted.
+        let untimed = HostCodec { timed: false, ..codec };
+        untimed.decompress(&stream, &mut out, OutputWrites::BySize).unwrap();
+        assert_eq!(tally(), before);
+    }
 
     #[test]
     fn backends_resolve_once_and_a_missing_device_is_a_config_error() {

@@ -87,7 +87,7 @@ pub use config::{Algorithm, CollConfig, CollOp, ModelParams, NodeGroups, ENV_ALG
 pub use error::{CollError, Result};
 pub use idle::ENV_WAIT;
 pub use ops::CommHandle;
-pub use stats::CollStats;
+pub use stats::{CodecCpu, CodecPass, CollStats};
 pub use transport::TAG_BASE;
 pub use value::Value;
 pub use watchdog::ENV_TIMEOUT;

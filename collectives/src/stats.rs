@@ -42,6 +42,73 @@ pub struct CollStats {
     /// Kernel launches this process queued on the CUDA device during the call (codec
     /// and reduction kernels; 0 on the CPU backend, and without the `cuda` feature).
     pub device_launches: u64,
+    /// What this rank's codec passes cost on the CPU backend (zeros on a device, whose
+    /// passes run asynchronously): where a call's time goes, and the speed the codec
+    /// reached inside the call (the cost model's validation prices it by that).
+    pub codec_cpu: CodecCpu,
+}
+
+/// The CPU time and bytes of a call's codec passes on one rank, by direction.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CodecCpu {
+    /// Compressions (ZFP's check that a stream keeps its promise included).
+    pub compress: CodecPass,
+    /// Decodes, alone or with the reduction that adds the decoded values as they come
+    /// (SZx on the CPU): [`CodecPass::reduced_bytes`] counts the latter's values.
+    pub decompress: CodecPass,
+}
+
+/// One direction's codec passes in a call.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CodecPass {
+    /// Uncompressed bytes the passes read (compression) or wrote (decoding).
+    pub raw_bytes: u64,
+    /// Compressed bytes they wrote or read.
+    pub coded_bytes: u64,
+    /// Of [`CodecPass::raw_bytes`], the bytes decoded and reduced in the same pass.
+    pub reduced_bytes: u64,
+    /// Memory the passes wrote for the first time (the process's minor page faults
+    /// meanwhile, times the page size): decodes into a buffer the call allocated.
+    pub faulted_bytes: u64,
+    /// The process's CPU time over the passes, user and system, every thread (the
+    /// codec's workers too; page faults of output written for the first time included).
+    pub cpu_s: f64,
+}
+
+impl CodecPass {
+    /// The sum of two tallies.
+    pub fn plus(&self, o: &CodecPass) -> CodecPass {
+        CodecPass {
+            raw_bytes: self.raw_bytes + o.raw_bytes,
+            coded_bytes: self.coded_bytes + o.coded_bytes,
+            reduced_bytes: self.reduced_bytes + o.reduced_bytes,
+            faulted_bytes: self.faulted_bytes + o.faulted_bytes,
+            cpu_s: self.cpu_s + o.cpu_s,
+        }
+    }
+
+    /// What was added to `earlier` to make this tally.
+    pub fn since(&self, earlier: &CodecPass) -> CodecPass {
+        CodecPass {
+            raw_bytes: self.raw_bytes - earlier.raw_bytes,
+            coded_bytes: self.coded_bytes - earlier.coded_bytes,
+            reduced_bytes: self.reduced_bytes - earlier.reduced_bytes,
+            faulted_bytes: self.faulted_bytes - earlier.faulted_bytes,
+            cpu_s: self.cpu_s - earlier.cpu_s,
+        }
+    }
+}
+
+impl CodecCpu {
+    /// The sum of two tallies, each direction.
+    pub fn plus(&self, o: &CodecCpu) -> CodecCpu {
+        CodecCpu { compress: self.compress.plus(&o.compress), decompress: self.decompress.plus(&o.decompress) }
+    }
+
+    /// What was added to `earlier` to make this tally, each direction.
+    pub fn since(&self, earlier: &CodecCpu) -> CodecCpu {
+        CodecCpu { compress: self.compress.since(&earlier.compress), decompress: self.decompress.since(&earlier.decompress) }
+    }
 }
 
 impl CollStats {
@@ -60,6 +127,7 @@ impl CollStats {
             values_decompressed: 0,
             raw_fallbacks: 0,
             device_launches: 0,
+            codec_cpu: CodecCpu::default(),
         }
     }
 

@@ -52,6 +52,8 @@ fn settings(specs: &str) -> Vec<Setting> {
             // The hierarchical allreduce compresses at every size too (its host path
             // has cases of its own, `hier`).
             cfg.hier_host_max_bytes = 0;
+            // Every call's codec passes tallied (`check_codec_tally`).
+            cfg.time_codec = true;
             Setting { label: spec.into(), cfg, compresses: true }
         })
         .collect()
@@ -119,6 +121,7 @@ fn matrix(s: &mut Suite, specs: &str, large: Option<String>) {
                     let st = cases::run::<f32>(s, &inputs, &case, salt);
                     if let Some(st) = &st {
                         check_message_log(s, op, st);
+                        check_codec_tally(s, op, st);
                     }
                     if setting.compresses && n == 65_537 {
                         check_compressed_once(s, op, algorithm, n, st.as_ref().map_or(0, |st| st.values_compressed));
@@ -252,6 +255,20 @@ fn check_message_log(s: &mut Suite, op: CollOp, st: &CollStats) {
     s.expect(
         st.message_sizes.len() as u64 == st.messages_sent && bytes <= st.bytes_sent && raw <= st.raw_bytes_sent && (!own || (bytes, raw) == (st.bytes_sent, st.raw_bytes_sent)),
         || format!("{op} {}: {} messages logged ({bytes} B, {raw} B raw), stats {} messages ({} B, {} B raw)", st.algorithm, st.message_sizes.len(), st.messages_sent, st.bytes_sent, st.raw_bytes_sent),
+    );
+}
+
+/// The codec tally of an f32 call on the CPU backend counts what its passes took and
+/// made: every value compressed into a stream unless a piece was refused, every value
+/// decoded, the bytes reduced as decoded among them, and CPU time wherever a pass ran.
+fn check_codec_tally(s: &mut Suite, op: CollOp, st: &CollStats) {
+    let (c, d) = (&st.codec_cpu.compress, &st.codec_cpu.decompress);
+    let compressed = c.raw_bytes == 4 * st.values_compressed || (st.raw_fallbacks > 0 && c.raw_bytes < 4 * st.values_compressed);
+    let timed = |raw: u64, cpu_s: f64| (raw > 0) == (cpu_s > 0.0) && cpu_s >= 0.0;
+    s.cases += 1;
+    s.expect(
+        compressed && d.raw_bytes == 4 * st.values_decompressed && d.reduced_bytes <= d.raw_bytes && c.reduced_bytes == 0 && timed(c.raw_bytes, c.cpu_s) && timed(d.raw_bytes, d.cpu_s),
+        || format!("{op} {}: codec tally {:?} against {} values compressed, {} decompressed, {} refused", st.algorithm, st.codec_cpu, st.values_compressed, st.values_decompressed, st.raw_fallbacks),
     );
 }
 
