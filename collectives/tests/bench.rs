@@ -7,20 +7,25 @@ use std::time::Duration;
 
 use collectives::{compressions_per_value, config, value_allowance, Algorithm, CollOp};
 
-const HEADER: &str = "op,algo,codec,ranks,bytes,lat_avg_us,lat_min_us,lat_max_us,comp_ratio,max_abs_err,bound,bound_ok,comp_ratio_min,comp_ratio_steps,cpu_us";
+const HEADER: &str = "op,algo,codec,ranks,bytes,lat_avg_us,lat_min_us,lat_max_us,comp_ratio,max_abs_err,bound,bound_ok,comp_ratio_min,comp_ratio_steps,cpu_us,comp_raw_bytes,comp_coded_bytes,comp_faulted_bytes,comp_cpu_us,decomp_raw_bytes,decomp_coded_bytes,decomp_reduced_bytes,decomp_faulted_bytes,decomp_cpu_us";
 
 fn bench(ranks: usize, args: &[&str]) -> common::Launch {
     common::mpirun(ranks, env!("CARGO_BIN_EXE_ccoll-bench"), args, &[], Duration::from_secs(300))
 }
 
-/// Runs `op` with `algos` on 0 bytes, 4 bytes and 300 KB and checks every row.
-fn check_op(op: &str, algos: &str, codec: &str) {
+/// Runs `op` with `algos` on 0 bytes, 4 bytes and 300 KB and checks every row; `timed`:
+/// with `--time-codec`, and the codec columns checked too.
+fn check_op(op: &str, algos: &str, codec: &str, timed: bool) {
     let ranks = 4;
     let sizes = ["0", "4", "300K"];
-    let args = [
-        "--op", op, "--algo", algos, "--codec", codec, "--sizes", &sizes.join(","), "--iters", "2", "--warmup", "1", "--check",
+    let size_list = sizes.join(",");
+    let mut args = vec![
+        "--op", op, "--algo", algos, "--codec", codec, "--sizes", &size_list, "--iters", "2", "--warmup", "1", "--check",
         "--format", "csv", "--min-bytes", MIN_BYTES, "--chunk", "65536", "--node-size", "2",
     ];
+    if timed {
+        args.push("--time-codec");
+    }
     let launch = bench(ranks, &args);
     assert!(launch.success, "ccoll-bench {args:?} failed\n{}\n{}", launch.stdout, launch.stderr);
     let mut lines = launch.stdout.lines();
@@ -29,7 +34,7 @@ fn check_op(op: &str, algos: &str, codec: &str) {
     let algos: Vec<&str> = algos.split(',').collect();
     assert_eq!(rows.len(), algos.len() * sizes.len(), "{}", launch.stdout);
     for row in &rows {
-        assert_eq!(row.len(), 15, "{row:?}");
+        assert_eq!(row.len(), 24, "{row:?}");
         assert_eq!((row[0], row[2], row[3]), (op, codec, "4"), "{row:?}");
         assert!(algos.contains(&row[1]), "{row:?}");
         let num = |i: usize| row[i].parse::<f64>().unwrap_or_else(|_| panic!("column {i} of {row:?}"));
@@ -61,6 +66,29 @@ fn check_op(op: &str, algos: &str, codec: &str) {
         if row[1] == "mpi" {
             assert_eq!((err, bound), (0.0, 0.0), "{row:?}");
         }
+        check_codec_columns(row, timed);
+    }
+}
+
+/// The codec columns: empty without `--time-codec`; with it, the ranks' codec passes per
+/// call (none for plain MPI; at 300 KB every compressing algorithm compresses and
+/// decodes, in CPU time, to fewer bytes than it read).
+fn check_codec_columns(row: &[&str], timed: bool) {
+    let codec = &row[15..24];
+    if !timed {
+        assert!(codec.iter().all(|c| c.is_empty()), "{row:?}");
+        return;
+    }
+    let v: Vec<f64> = codec.iter().map(|c| c.parse().unwrap_or_else(|_| panic!("codec columns of {row:?}"))).collect();
+    let ([c_raw, c_coded, c_fault, c_cpu], [d_raw, d_coded, d_reduced, d_fault, d_cpu]) = ([v[0], v[1], v[2], v[3]], [v[4], v[5], v[6], v[7], v[8]]);
+    assert!(v.iter().all(|&x| x >= 0.0) && d_reduced <= d_raw && c_fault.is_finite() && d_fault.is_finite(), "{row:?}");
+    let bytes: f64 = row[4].parse().unwrap();
+    let algo: Algorithm = row[1].parse().unwrap();
+    if !algo.compresses() {
+        assert!(v.iter().all(|&x| x == 0.0), "{row:?}");
+    } else if bytes >= 300_000.0 {
+        assert!(c_raw > 0.0 && c_coded > 0.0 && c_coded < c_raw && c_cpu > 0.0, "compression {row:?}");
+        assert!(d_raw > 0.0 && d_coded > 0.0 && d_coded < d_raw && d_cpu > 0.0, "decoding {row:?}");
     }
 }
 
@@ -92,28 +120,28 @@ const MIN_BYTES: &str = "0";
 
 #[test]
 fn allreduce_rows_are_within_their_bounds() {
-    check_op("allreduce", "mpi,cpr-p2p,c-coll,ring,rd,hier", CODEC);
+    check_op("allreduce", "mpi,cpr-p2p,c-coll,ring,rd,hier", CODEC, true);
 }
 
 #[test]
 fn data_movement_rows_are_within_their_bounds() {
     for op in ["bcast", "scatter", "gather", "allgather", "alltoall"] {
-        check_op(op, "mpi,cpr-p2p,c-coll", CODEC);
+        check_op(op, "mpi,cpr-p2p,c-coll", CODEC, true);
     }
 }
 
 #[test]
 fn computation_and_p2p_rows_are_within_their_bounds() {
     for op in ["reduce-scatter", "reduce", "p2p"] {
-        check_op(op, "mpi,cpr-p2p,c-coll", CODEC);
+        check_op(op, "mpi,cpr-p2p,c-coll", CODEC, false);
     }
 }
 
 #[test]
 fn zfp_rows_are_within_their_bounds() {
-    check_op("allreduce", "mpi,c-coll,ring,rd", "zfp-acc:1e-3");
+    check_op("allreduce", "mpi,c-coll,ring,rd", "zfp-acc:1e-3", false);
     // Fixed rate states no bound: the column says inf.
-    check_op("bcast", "c-coll", "zfp-rate:16");
+    check_op("bcast", "c-coll", "zfp-rate:16", false);
 }
 
 #[test]

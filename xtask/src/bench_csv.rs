@@ -1,11 +1,32 @@
-//! Rows of `ccoll-bench --format csv`:
-//! `op,algo,codec,ranks,bytes,lat_avg_us,lat_min_us,lat_max_us,comp_ratio,max_abs_err,bound,bound_ok,comp_ratio_min,comp_ratio_steps,cpu_us`
-//! (CSVs written before the last three columns have twelve to fourteen; their rows read
-//! a missing ratio as the one before it: `comp_ratio`, then `comp_ratio_min`, and a
-//! missing `cpu_us` as not measured).
+//! Rows of `ccoll-bench --format csv` ([`HEADER`]). CSVs written before its later
+//! columns have twelve to fifteen: their rows read a missing ratio as the one before it
+//! (`comp_ratio`, then `comp_ratio_min`), and a missing `cpu_us` or codec columns as not
+//! measured.
 
 /// The header line ccoll-bench prints.
-pub const HEADER: &str = "op,algo,codec,ranks,bytes,lat_avg_us,lat_min_us,lat_max_us,comp_ratio,max_abs_err,bound,bound_ok,comp_ratio_min,comp_ratio_steps,cpu_us";
+pub const HEADER: &str = "op,algo,codec,ranks,bytes,lat_avg_us,lat_min_us,lat_max_us,comp_ratio,max_abs_err,bound,bound_ok,comp_ratio_min,comp_ratio_steps,cpu_us,comp_raw_bytes,comp_coded_bytes,comp_faulted_bytes,comp_cpu_us,decomp_raw_bytes,decomp_coded_bytes,decomp_reduced_bytes,decomp_faulted_bytes,decomp_cpu_us";
+
+/// One direction of the codec passes of all ranks together, per call.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Pass {
+    /// Uncompressed bytes read (compression) or written (decoding).
+    pub raw_bytes: f64,
+    /// Compressed bytes written or read.
+    pub coded_bytes: f64,
+    /// Of `raw_bytes`, those decoded and reduced in the same pass.
+    pub reduced_bytes: f64,
+    /// Memory written for the first time (minor page faults).
+    pub faulted_bytes: f64,
+    /// Process CPU seconds.
+    pub cpu_s: f64,
+}
+
+/// The codec columns: what the ranks' codec passes took per call (`CollStats::codec_cpu`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CodecWork {
+    pub compress: Pass,
+    pub decompress: Pass,
+}
 
 /// One measurement.
 #[derive(Clone, Debug, PartialEq)]
@@ -28,13 +49,15 @@ pub struct Row {
     pub comp_ratio_steps: f64,
     /// Process CPU time (user and system) per call, the mean over the ranks.
     pub cpu_us: Option<f64>,
+    /// The ranks' codec passes per call (`None`: a CSV from before these columns).
+    pub codec_work: Option<CodecWork>,
 }
 
 impl Row {
     /// Parses one data line; `None` for the header, blank lines and anything else.
     pub fn parse(line: &str) -> Option<Row> {
         let f: Vec<&str> = line.trim().split(',').map(str::trim).collect();
-        if !(12..=15).contains(&f.len()) || f[0] == "op" {
+        if !(12..=24).contains(&f.len()) || f[0] == "op" {
             return None;
         }
         let num = |i: usize| f[i].parse::<f64>().ok();
@@ -55,13 +78,24 @@ impl Row {
             comp_ratio_min: f.get(12).and_then(|x| x.parse().ok()).or(num(8)).unwrap_or(1.0),
             comp_ratio_steps: f.get(13).or(f.get(12)).and_then(|x| x.parse().ok()).or(num(8)).unwrap_or(1.0),
             cpu_us: f.get(14).and_then(|x| x.parse().ok()),
+            codec_work: match f.get(15..24) {
+                // Not timed (ccoll-bench without --time-codec).
+                Some(c) if c.iter().all(|x| x.is_empty()) => None,
+                Some(c) => {
+                    let v: Vec<f64> = c.iter().map(|x| x.parse().ok()).collect::<Option<_>>()?;
+                    let pass = |raw_bytes, coded_bytes, reduced_bytes, faulted_bytes, cpu_us: f64| Pass { raw_bytes, coded_bytes, reduced_bytes, faulted_bytes, cpu_s: cpu_us * 1e-6 };
+                    Some(CodecWork { compress: pass(v[0], v[1], 0.0, v[2], v[3]), decompress: pass(v[4], v[5], v[6], v[7], v[8]) })
+                }
+                None if f.len() <= 15 => None,
+                None => return None,
+            },
         })
     }
 
     /// The row as a CSV line in [`HEADER`] order.
     pub fn to_csv(&self) -> String {
         format!(
-            "{},{},{},{},{},{:.1},{:.1},{:.1},{:.4},{:.6e},{:.6e},{},{:.4},{:.4},{}",
+            "{},{},{},{},{},{:.1},{:.1},{:.1},{:.4},{:.6e},{:.6e},{},{:.4},{:.4},{}{}",
             self.op,
             self.algo,
             self.codec,
@@ -76,7 +110,19 @@ impl Row {
             self.bound_ok,
             self.comp_ratio_min,
             self.comp_ratio_steps,
-            self.cpu_us.map_or(String::new(), |c| format!("{c:.1}"))
+            self.cpu_us.map_or(String::new(), |c| format!("{c:.1}")),
+            self.codec_work.map_or(String::new(), |CodecWork { compress: c, decompress: d }| format!(
+                ",{:.0},{:.0},{:.0},{:.1},{:.0},{:.0},{:.0},{:.0},{:.1}",
+                c.raw_bytes,
+                c.coded_bytes,
+                c.faulted_bytes,
+                c.cpu_s * 1e6,
+                d.raw_bytes,
+                d.coded_bytes,
+                d.reduced_bytes,
+                d.faulted_bytes,
+                d.cpu_s * 1e6
+            ))
         )
     }
 }
@@ -140,14 +186,26 @@ mod tests {
 
     #[test]
     fn rows_parse_and_round_trip() {
-        let text = format!("{HEADER}\nallreduce,c-coll,szx-rel=1e-3,4,67108864,250000.5,240000.0,260000.0,12.5,1.2e-3,1.3e-3,true,9.25,7.5,71250.5\nnoise\n");
+        let codec = "268435456,15656397,285810,55023.9,469762048,34430829,201326592,33678,75964.2";
+        let text = format!("{HEADER}\nallreduce,c-coll,szx-rel=1e-3,4,67108864,250000.5,240000.0,260000.0,12.5,1.2e-3,1.3e-3,true,9.25,7.5,71250.5,{codec}\nnoise\n");
         let rows = parse_all(&text);
         assert_eq!(rows.len(), 1);
         let r = &rows[0];
         assert_eq!((r.op.as_str(), r.algo.as_str(), r.ranks, r.bytes), ("allreduce", "c-coll", 4, 64 << 20));
         assert!(r.bound_ok && r.comp_ratio == 12.5 && r.comp_ratio_min == 9.25 && r.comp_ratio_steps == 7.5 && r.lat_avg_us == 250000.5);
         assert_eq!(r.cpu_us, Some(71250.5));
+        let w = r.codec_work.unwrap();
+        assert_eq!((w.compress.raw_bytes, w.compress.coded_bytes, w.compress.reduced_bytes, w.compress.faulted_bytes), (268435456.0, 15656397.0, 0.0, 285810.0));
+        assert_eq!((w.decompress.raw_bytes, w.decompress.coded_bytes, w.decompress.reduced_bytes, w.decompress.faulted_bytes), (469762048.0, 34430829.0, 201326592.0, 33678.0));
+        assert!((w.compress.cpu_s - 0.0550239).abs() < 1e-12 && (w.decompress.cpu_s - 0.0759642).abs() < 1e-12, "{w:?}");
         assert_eq!(Row::parse(&r.to_csv()).unwrap(), *r);
+        // Some of the codec columns, or one that does not parse: not a row.
+        let line = text.lines().nth(1).unwrap();
+        assert!(Row::parse(line.rsplit_once(',').unwrap().0).is_none());
+        assert!(Row::parse(&line.replace(",75964.2", ",x")).is_none());
+        // Nine empty ones: not timed.
+        let untimed = Row::parse(&format!("{},,,,,,,,,", line.split(&format!(",{codec}")).next().unwrap())).unwrap();
+        assert_eq!((untimed.cpu_us, untimed.codec_work), (Some(71250.5), None));
         // A row of the twelve columns before comp_ratio_min: the heaviest sender is taken
         // as the average.
         let old = Row::parse("allreduce,c-coll,szx-rel=1e-3,4,64,2.0,1.0,3.0,12.5,1e-3,2e-3,true").unwrap();
@@ -159,6 +217,10 @@ mod tests {
         let steps = Row::parse("allreduce,c-coll,szx-rel=1e-3,4,64,2.0,1.0,3.0,12.5,1e-3,2e-3,true,9.25,7.5").unwrap();
         assert_eq!(steps.cpu_us, None);
         assert_eq!(Row::parse(&steps.to_csv()).unwrap(), steps);
+        // Fifteen, before the codec columns: not measured, and written back as such.
+        let cpu = Row::parse("allreduce,c-coll,szx-rel=1e-3,4,64,2.0,1.0,3.0,12.5,1e-3,2e-3,true,9.25,7.5,80.5").unwrap();
+        assert_eq!((cpu.cpu_us, cpu.codec_work), (Some(80.5), None));
+        assert_eq!(Row::parse(&cpu.to_csv()).unwrap(), cpu);
         let plain = Row::parse("bcast,mpi,none,4,16,10.0,9.0,11.0,-,-,-,true").unwrap();
         assert_eq!((plain.comp_ratio, plain.bound), (1.0, 0.0));
         assert!(Row::parse("bcast,mpi,none,x,16,10.0,9.0,11.0,1,0,0,true").is_none());

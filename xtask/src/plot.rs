@@ -260,6 +260,7 @@ mod tests {
             comp_ratio_min: 1.0,
             comp_ratio_steps: 1.0,
             cpu_us: None,
+            codec_work: None,
         }
     }
 

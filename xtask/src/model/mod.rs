@@ -506,6 +506,7 @@ mod tests {
             comp_ratio_min: ratio,
             comp_ratio_steps: ratio,
             cpu_us: None,
+            codec_work: None,
         }
     }
 

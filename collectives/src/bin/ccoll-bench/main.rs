@@ -11,7 +11,7 @@ mod report;
 mod workload;
 
 use clap::Parser;
-use collectives::{config, first_excess, value_allowance, Algorithm, CodecBackend, CollConfig, CollOp, NodeGroups, Value};
+use collectives::{config, first_excess, value_allowance, Algorithm, CodecBackend, CodecCpu, CollConfig, CollOp, NodeGroups, Value};
 use mpi::collective::SystemOperation;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
@@ -74,6 +74,10 @@ struct Args {
     /// cuda (device memory, CUDA backend; needs the `cuda` feature).
     #[arg(long, default_value = "cpu")]
     device: String,
+    /// Time the codec's passes (`CollConfig::time_codec`) and report them in the CSV's
+    /// codec columns (empty without; a few microseconds a pass).
+    #[arg(long)]
+    time_codec: bool,
 }
 
 /// Parses `16M`, `512K`, `1G`, `100`.
@@ -123,6 +127,7 @@ fn plan(args: &Args) -> Result<Plan, String> {
     let mut cfg = CollConfig::new(codec);
     cfg.min_bytes_to_compress = args.min_bytes;
     cfg.pipeline_chunk_bytes = args.chunk;
+    cfg.time_codec = args.time_codec;
     if args.node_size > 0 {
         cfg.node_groups = NodeGroups::Blocks(args.node_size);
     }
@@ -217,7 +222,7 @@ fn bench<T: Value>(world: &SimpleCommunicator, args: &Args, plan: &Plan) -> Resu
                 work.prepare(world, &mut bufs);
                 run_once(world, &work, &cfg, &mut bufs)?;
             }
-            let (mut times, mut cpu) = (Vec::with_capacity(args.iters), Cpu::default());
+            let (mut times, mut cpu, mut codec) = (Vec::with_capacity(args.iters), Cpu::default(), CodecCpu::default());
             let mut stats = None;
             while times.len() < args.iters || short_of_min_time(world, args, &times) {
                 work.prepare(world, &mut bufs);
@@ -226,6 +231,7 @@ fn bench<T: Value>(world: &SimpleCommunicator, args: &Args, plan: &Plan) -> Resu
                 stats = run_once(world, &work, &cfg, &mut bufs)?;
                 times.push(mpi::time() - t0);
                 cpu += process_cpu() - c0;
+                codec = codec.plus(&stats.as_ref().map_or_else(CodecCpu::default, |s| s.codec_cpu));
             }
             let out = &bufs.out;
             // Point-to-point is a ping-pong: half a round trip, as osu_latency reports.
@@ -264,6 +270,7 @@ fn bench<T: Value>(world: &SimpleCommunicator, args: &Args, plan: &Plan) -> Resu
                     .unwrap_or(1.0),
                 comp_ratio_steps: steps_ratio(world, stats.as_ref().map_or(&[], |s| &s.message_sizes)),
                 cpu_us: cpu_s * 1e6,
+                codec: args.time_codec.then(|| codec_per_call(world, &codec, per_call)),
                 max_abs_err: err,
                 bound,
                 bound_ok: within,
@@ -355,6 +362,17 @@ fn steps_ratio(world: &SimpleCommunicator, sizes: &[(u64, u64)]) -> f64 {
     let mut heaviest = vec![0.0; 2 * steps];
     world.all_reduce_into(&mine[..], &mut heaviest[..], SystemOperation::max());
     ratio(heaviest[steps..].iter().sum(), heaviest[..steps].iter().sum())
+}
+
+/// The codec passes of all ranks together per call, from this rank's over `calls`
+/// calls: bytes and CPU seconds, each direction ([`report::Row::codec`]).
+fn codec_per_call(world: &SimpleCommunicator, mine: &CodecCpu, calls: f64) -> [f64; 9] {
+    let (c, d) = (&mine.compress, &mine.decompress);
+    let mine = [c.raw_bytes, c.coded_bytes, c.faulted_bytes].map(|b| b as f64);
+    let mine = [mine[0], mine[1], mine[2], c.cpu_s, d.raw_bytes as f64, d.coded_bytes as f64, d.reduced_bytes as f64, d.faulted_bytes as f64, d.cpu_s];
+    let mut all = [0.0; 9];
+    world.all_reduce_into(&mine[..], &mut all[..], SystemOperation::sum());
+    all.map(|x| x / calls.max(1.0))
 }
 
 fn all_reduce(world: &SimpleCommunicator, v: f64, op: SystemOperation) -> f64 {
