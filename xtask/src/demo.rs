@@ -128,7 +128,7 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
             runs.push((op.clone(), size));
             let args: Vec<String> = [
                 "--op", op, "--algo", algos, "--codec", &a.codec, "--sizes", &fmt_size(size), "--iters", &a.iters.to_string(), "--min-time", &a.min_time.to_string(),
-                "--warmup", &a.warmup.to_string(), "--dataset", &a.dataset, "--check", "--format", "csv",
+                "--warmup", &a.warmup.to_string(), "--dataset", &a.dataset, "--check", "--format", "csv", "--time-codec",
             ]
             .iter()
             .map(|s| s.to_string())

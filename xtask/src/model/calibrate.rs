@@ -7,6 +7,7 @@
 use codec_host::elementwise::ReduceOp;
 use codec_host::{Backend, Codec, CpuExecutor, ErrorBound, Shape, SzxLayout, ZfpMode};
 use super::pace::{Pace, Probe};
+use crate::bench_csv::{self, CodecWork};
 use collectives::model::{Params, Profile, PROFILE_PIECES};
 
 /// A codec pass's cost per uncompressed byte against the compressed fraction `1/ratio`:
@@ -241,6 +242,39 @@ impl Calibration {
             pace: Some(*now),
             ..self.clone()
         }
+    }
+
+    /// The codec lines at the speeds one measured point's ranks reached (its codec
+    /// columns, `w`): each direction scaled by what this calibration prices that point's
+    /// passes at over the CPU time they took. A pass is priced at its aggregate ratio,
+    /// plus the memory it faulted in at the fresh-memory speed (the model prices those
+    /// faults apart, as writing fresh memory); the fused decode-and-reduce passes as a
+    /// decode plus a reduction, and the reduction takes the decoding's factor where
+    /// there were any (else `memory`'s). The other figures are `memory`'s. A direction
+    /// without passes keeps its line.
+    pub fn in_situ(&self, w: &CodecWork, memory: &Machine) -> Calibration {
+        let factor = |expected: f64, cpu_s: f64| if expected > 0.0 && cpu_s > 0.0 { expected / cpu_s } else { 1.0 };
+        let priced = |line: &PassCost, p: &bench_csv::Pass| {
+            let codec = if p.raw_bytes > 0.0 { p.raw_bytes / line.bytes_per_s(p.raw_bytes / p.coded_bytes.max(1.0)) } else { 0.0 };
+            codec + p.faulted_bytes / self.machine.fresh_bytes_per_s
+        };
+        let (c, d) = (&w.compress, &w.decompress);
+        let comp = factor(priced(&self.compress, c), c.cpu_s);
+        let decomp = factor(priced(&self.decompress, d) + d.reduced_bytes / self.machine.reduce_bytes_per_s, d.cpu_s);
+        let reduce = if d.reduced_bytes > 0.0 { self.machine.reduce_bytes_per_s * decomp } else { memory.reduce_bytes_per_s };
+        Calibration {
+            compress: self.compress.faster(comp),
+            decompress: self.decompress.faster(decomp),
+            recompress: self.recompress.faster(comp),
+            domain_reduce: self.domain_reduce.as_ref().map(|c| c.faster(comp)),
+            machine: Machine { reduce_bytes_per_s: reduce, ..memory.clone() },
+            ..self.clone()
+        }
+    }
+
+    /// This calibration's compression and decoding speeds at `ratio` over `base`'s.
+    pub fn speed_over(&self, base: &Calibration, ratio: f64) -> [f64; 2] {
+        [self.compress.bytes_per_s(ratio) / base.compress.bytes_per_s(ratio), self.decompress.bytes_per_s(ratio) / base.decompress.bytes_per_s(ratio)]
     }
 
     /// The codec and memory terms of the model at `ratio`, with `cores` cores per pass
@@ -812,6 +846,39 @@ mod tests {
         assert_eq!(cal.at_pace(&then).compress, cal.compress);
         let given = Calibration::given(1e9, 2e9, 20.0, machine);
         assert_eq!(given.at_pace(&now).compress, given.compress);
+    }
+
+    #[test]
+    fn a_point_is_priced_at_the_codec_speeds_its_ranks_reached() {
+        let machine = Machine { reduce_bytes_per_s: 2e9, fresh_bytes_per_s: 3e9, unmap_bytes_per_s: 15e9, reused_bytes_per_s: 12e9, copy_bytes_per_s: 4e9, scan_bytes_per_s: 6e9, core_mem_bytes_per_s: 5e9, reduce_pace: 2e9 };
+        // 2 ns a byte at ratio 10, 1 ns at ratio 40 (both directions).
+        let line = PassCost::through(&[(10.0, 2e-9), (40.0, 1e-9)]);
+        let cal = Calibration { compress: line.clone(), recompress: line.clone(), decompress: line.clone(), domain_reduce: Some(line.clone()), ..Calibration::given(1.0, 1.0, 20.0, machine.clone()) };
+        let memory = Machine { copy_bytes_per_s: 8e9, reduce_bytes_per_s: 1.5e9, ..machine.clone() };
+        let pass = |raw_bytes: f64, coded_bytes: f64, reduced_bytes: f64, faulted_bytes: f64, cpu_s: f64| bench_csv::Pass { raw_bytes, coded_bytes, reduced_bytes, faulted_bytes, cpu_s };
+        // 1 GB compressed at ratio 10 (2 s priced) with 30 MB faulted in (10 ms at 3 GB/s)
+        // in 1.608 s: 1.25 times as fast. 4 GB decoded at ratio 40 (4 s), 2
+        // GB of them reduced as decoded (1 s at 2 GB/s), in 10 s: half as fast, and so is
+        // the reduction.
+        let w = CodecWork { compress: pass(1e9, 1e8, 0.0, 3e7, 1.608), decompress: pass(4e9, 1e8, 2e9, 0.0, 10.0) };
+        let own = cal.in_situ(&w, &memory);
+        for ratio in [5.0, 20.0, 100.0] {
+            let near = |c: &PassCost, by: f64| (c.bytes_per_s(ratio) / (line.bytes_per_s(ratio) * by) - 1.0).abs() < 1e-9;
+            assert!(near(&own.compress, 1.25) && near(&own.recompress, 1.25) && near(own.domain_reduce.as_ref().unwrap(), 1.25) && near(&own.decompress, 0.5), "{own:?}");
+        }
+        assert_eq!(own.speed_over(&cal, 20.0).map(|x| (x * 1e6).round() / 1e6), [1.25, 0.5]);
+        // The reduction at the decode's factor, the rest of the memory figures given.
+        assert!((own.machine.reduce_bytes_per_s / 1e9 - 1.0).abs() < 1e-12, "{:?}", own.machine);
+        assert_eq!((own.machine.copy_bytes_per_s, own.machine.fresh_bytes_per_s), (8e9, 3e9));
+        // Faults are priced at the calibration's fresh memory and leave it as it is;
+        // without any values reduced as decoded the reduction is the given one.
+        let faulting = CodecWork { decompress: pass(1e9, 1e8, 0.0, 1e9, 0.5), ..w };
+        let f = cal.in_situ(&faulting, &memory);
+        // 2 s priced for the decode (ratio 10) + 1/3 s for the faults, in 0.5 s: 4.67x.
+        assert!((f.decompress.bytes_per_s(10.0) / line.bytes_per_s(10.0) - 7.0 / 1.5).abs() < 1e-9, "{f:?}");
+        assert_eq!((f.machine.fresh_bytes_per_s, f.machine.reduce_bytes_per_s), (3e9, 1.5e9));
+        let idle = cal.in_situ(&CodecWork::default(), &memory);
+        assert!(idle.compress == cal.compress && idle.decompress == cal.decompress && idle.machine == memory);
     }
 
     #[test]
