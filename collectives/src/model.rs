@@ -767,9 +767,11 @@ fn on_path(all: usize, size: usize, depth: usize) -> Load {
 /// they arrive, and each rank decodes its own into the caller's buffer while the root
 /// goes on. The call ends with the last block: its chunks cross the `L` levels and are
 /// decoded as they come, while the root copies its own block into its output.
-/// CPR-P2P (`recompress`): whole messages, every rank gathers its subtree's blocks in a
-/// buffer it allocates and copies its own out of it first, inner ranks decode theirs and
-/// compress their children's again;
+/// CPR-P2P (`recompress`): whole messages; the root copies its own block and compresses
+/// its children's straight from the caller's input (root 0: every child's blocks lie
+/// there in order), an inner rank decodes its subtree's blocks into a buffer it
+/// allocates, copies its own out and compresses its children's again, and a leaf decodes
+/// its block straight into the caller's output;
 /// along the deepest path a rank of subtree size `s` compresses and sends the `s / 2`
 /// blocks of its deepest child first (eager), or all `s - 1` before that child can go on
 /// (rendezvous).
@@ -798,16 +800,12 @@ fn tree_scatter(t: &Terms, m: f64, recompress: bool) -> f64 {
         let last = pipeline(&[comp, links, decode], &[k * comp, links + (k - 1.0) * hop, k * decode]);
         return before + last.max(k * comp + t.copy(m, for_last));
     }
-    // Every rank's subtree buffer is allocated by the call (`call.zeros`): fresh pages.
-    // The root copies its subtree's blocks from the caller's input into its buffer (a
-    // copy whose pages are fresh: both priced), copies its own block out
-    // of it and compresses its children's alone; the deepest path's rank of each level
-    // decodes its subtree's blocks into its buffer and compresses its children's again
-    // ([`on_path`]).
-    // A parent compresses and sends its children's blocks child by child, the deepest
-    // subtree (half of its own) first: an eager message leaves then, and the deepest
-    // child goes on; a rendezvous one waits until the parent has compressed for every
-    // child, and its link carries them all.
+    // An inner rank's subtree buffer is allocated by the call (`call.zeros`): fresh
+    // pages, which the deepest path's rank of each level ([`on_path`]) writes as it
+    // decodes. A parent compresses and sends its children's blocks child by child, the
+    // deepest subtree (half of its own) first: an eager message leaves then, and the
+    // deepest child goes on; a rendezvous one waits until the parent has compressed for
+    // every child, and its link carries them all.
     let mut time = 0.0;
     let mut size = all;
     let mut depth = 0;
@@ -817,7 +815,7 @@ fn tree_scatter(t: &Terms, m: f64, recompress: bool) -> f64 {
         let sent = if deepest * m / p.ratio <= p.eager_bytes { deepest } else { s - 1.0 };
         // One burst; the parent's link idled meanwhile.
         let work = if size == all {
-            t.burst(t.fresh(s * m, s * m, load) + t.copy((s + 1.0) * m, load) + t.comp(sent * m, load), load)
+            t.burst(t.copy(m, load) + t.comp(sent * m, load), load)
         } else {
             t.burst(t.fresh(s * m, s * m, load) + t.decomp(s * m, load) + t.copy(m, load) + t.recomp(sent * m, load), load)
         };
@@ -825,10 +823,9 @@ fn tree_scatter(t: &Terms, m: f64, recompress: bool) -> f64 {
         size = size.div_ceil(2);
         depth += 1;
     }
-    // The last rank decodes its block into its one-block buffer, copies it into the
-    // caller's and frees the buffer.
+    // The last rank decodes its block into the caller's output.
     let leaf = on_path(all, 1, all);
-    time + t.burst(t.decomp(m, leaf) + t.fresh(m, m, leaf) + t.copy(m, leaf) + t.unmap(m, m, leaf), leaf)
+    time + t.burst(t.decomp(m, leaf), leaf)
 }
 
 /// C-Coll binomial-tree Gather of blocks of `m` bytes, in `k` chunks each: every other
@@ -1456,13 +1453,13 @@ mod tests {
             let want = c + 2.0 * (n / 10.0 / 125e6) + 2.0 * 50e-6 + 2.0 * (d + c) + 2.0 * d;
             let got = time_s(Bcast, CprP2p, n, &p).unwrap();
             assert!(close(got, want), "{got} {want}");
-            // Scatter's subtree buffers (fresh, 1 GB/s) the same way, blocks of 16 MB: the
-            // root fills its 4 blocks alone, the child its 2 and the leaf its one at half a
-            // core.
+            // Scatter's subtree buffer (fresh, 1 GB/s) the same way, blocks of 16 MB: the
+            // root's child fills its 2 blocks at half a core (the root sends from the
+            // caller's input, the leaf decodes into the caller's output).
             let m = 16e6;
             let free = Params { fresh_bytes_per_s: f64::INFINITY, ..p };
             let extra = time_s(Scatter, CprP2p, m, &p).unwrap() - time_s(Scatter, CprP2p, m, &free).unwrap();
-            assert!(close(extra, (4.0 * m + 2.0 * 2.0 * m + 2.0 * m) / 1e9), "{extra}");
+            assert!(close(extra, 2.0 * 2.0 * m / 1e9), "{extra}");
         }
         // On 8 ranks the root's deepest child (a subtree of 4) works beside 3 ranks of the
         // other subtrees and the polling root: 4 cores leave it 3 of them for 4 ranks.
@@ -1524,10 +1521,12 @@ mod tests {
         assert!(close(extra(Reduce, CprP2p, n), 6.0 * b / 1e9));
         // Recursive doubling's decode scratch: the whole vector once.
         assert!(close(extra(Allreduce, RecursiveDoubling, n), n / 1e9));
-        // CPR-P2P trees, blocks of 16 MB: Scatter's subtree buffers along the deepest
-        // path hold 4, 2 and 1 blocks; Gather's leaf copies its block into its buffer,
-        // then the rank above decodes it into its own, the root its child's 2 blocks.
-        assert!(close(extra(Scatter, CprP2p, b), 7.0 * b / 1e9));
+        // CPR-P2P trees, blocks of 16 MB: Scatter's one inner rank on the deepest path
+        // decodes 2 blocks into its subtree buffer (the root sends from the caller's
+        // input, the leaf decodes into the caller's output); Gather's leaf copies its
+        // block into its buffer, then the rank above decodes it into its own, the root
+        // its child's 2 blocks.
+        assert!(close(extra(Scatter, CprP2p, b), 2.0 * b / 1e9));
         assert!(close(extra(Gather, CprP2p, b), (b + b + 2.0 * b) / 1e9));
     }
 
@@ -1543,9 +1542,10 @@ mod tests {
         assert!(close(extra(Reduce, CColl, n), b / 1e9));
         assert!(close(extra(Reduce, CprP2p, n), 2.0 * n / 1e9));
         assert!(close(extra(Allreduce, RecursiveDoubling, n), n / 1e9));
-        // CPR-P2P trees, blocks of 16 MB: the last leaf of a Scatter frees its one block,
-        // a Gather's root its buffer of all 4 (the others free theirs while it works).
-        assert!(close(extra(Scatter, CprP2p, b), b / 1e9));
+        // CPR-P2P trees, blocks of 16 MB: a Scatter's last leaf allocates nothing (its
+        // parent frees its buffer while the leaf decodes), a Gather's root frees its
+        // buffer of all 4 (the others free theirs while it works).
+        assert_eq!(extra(Scatter, CprP2p, b), 0.0);
         assert!(close(extra(Gather, CprP2p, b), 4.0 * b / 1e9));
         // Below the heap-reuse size a buffer goes back to glibc's heap, not the kernel:
         // the Scatter leaf's 16 MB frees at no cost, the Gather root's 64 MB as before.
@@ -1556,10 +1556,10 @@ mod tests {
 
     #[test]
     fn buffers_below_the_heap_reuse_size_reuse_freed_memory() {
-        // glibc's cap, 32 MiB: with blocks of 16 MB the CPR-P2P Scatter's leaf buffer
-        // (one block) and the rank above's (two, 32 MB) reuse heap memory at 8 GB/s,
-        // the root's four blocks (64 MB) are fresh pages at 1 GB/s; at 32 MB a block
-        // only the leaf's reuses; below a 1 MiB cap none does.
+        // glibc's cap, 32 MiB: with blocks of 16 MB the CPR-P2P Scatter's one subtree
+        // buffer on the deepest path (two blocks, 32 MB) reuses heap memory at 8 GB/s;
+        // at 32 MB a block (64 MB) it is fresh pages at 1 GB/s, and so it is below a
+        // 1 MiB cap.
         let b = 16e6;
         let base = Params { domain_reduce_bytes_per_s: Some(1e9), ..params(4) };
         let alloc = |below: f64, bytes: f64, op, algo| {
@@ -1567,9 +1567,9 @@ mod tests {
             time_s(op, algo, bytes, &p).unwrap() - time_s(op, algo, bytes, &base).unwrap()
         };
         let cap = GLIBC_MMAP_THRESHOLD_MAX;
-        assert!(close(alloc(cap, b, Scatter, CprP2p), 4.0 * b / 1e9 + 3.0 * b / 8e9));
-        assert!(close(alloc(cap, 2.0 * b, Scatter, CprP2p), 6.0 * 2.0 * b / 1e9 + 2.0 * b / 8e9));
-        assert!(close(alloc(1048576.0, b, Scatter, CprP2p), 7.0 * b / 1e9));
+        assert!(close(alloc(cap, b, Scatter, CprP2p), 2.0 * b / 8e9));
+        assert!(close(alloc(cap, 2.0 * b, Scatter, CprP2p), 2.0 * 2.0 * b / 1e9));
+        assert!(close(alloc(1048576.0, b, Scatter, CprP2p), 2.0 * b / 1e9));
         // Reduce-scatter's work buffer is the whole vector: 16 MB reuses, 64 MB does not
         // (C-Coll writes its own block of it, a quarter).
         assert!(close(alloc(cap, b, ReduceScatter, CColl), b / 4.0 / 8e9));
@@ -1587,10 +1587,11 @@ mod tests {
         }
         // C-Coll's Reduce-scatter: its reduced block (a quarter) out of the work buffer.
         assert!(close(extra(ReduceScatter, CColl, 1e9), b / 4.0 / 1e9));
-        // CPR-P2P trees: Scatter's root copies the 4 blocks of the caller's input into its
-        // subtree buffer, and each of the 3 ranks of the deepest path its block out of
-        // its own; Gather's leaf copies its block into its buffer, the root all 4 out.
-        assert!(close(extra(Scatter, CprP2p, 1e9), 7.0 * b / 1e9));
+        // CPR-P2P trees: Scatter's root copies its own block out of the caller's input and
+        // the inner rank of the deepest path its own out of its subtree buffer (the leaf
+        // decodes into the caller's output); Gather's leaf copies its block into its
+        // buffer, the root all 4 out.
+        assert!(close(extra(Scatter, CprP2p, 1e9), 2.0 * b / 1e9));
         assert!(close(extra(Gather, CprP2p, 1e9), 5.0 * b / 1e9));
         // C-Coll Scatter: the root copies its block after compressing the others' (32 ms
         // a block, the first two beside its link). A 1.6 ms copy hides while the last

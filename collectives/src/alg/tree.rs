@@ -226,28 +226,54 @@ pub(crate) fn scatter<T: Value, W: Place<T> + ?Sized>(call: &mut Call, send: &W,
 
 fn scatter_recompress<T: Value, W: Place<T> + ?Sized>(call: &mut Call, tree: &Binomial, send: &W, recv: &mut W, blocks: &Blocks) {
     let sub = tree.subtree();
-    let off = tree.offsets(blocks, sub.clone());
-    // This subtree's values in virtual-rank order.
-    let Some(mut ordered) = call.zeros(recv, off[off.len() - 1]) else { return };
+    let children = tree.children();
+    let mut sends: Vec<Pending> = Vec::new();
     match tree.parent() {
+        // As MPICH's binomial scatter: the root sends straight from the caller's input
+        // wherever a child's blocks lie there in virtual-rank order (every child when
+        // the root is rank 0), and gathers them into a buffer of their own where they
+        // wrap around the end.
         None => {
-            for v in sub.clone() {
-                call.copy(&mut *ordered, off[v]..off[v + 1], send, blocks.range(tree.rank_of(v)));
+            call.copy(recv, 0..recv.len(), send, blocks.range(tree.rank_of(0)));
+            for child in children {
+                let ranges: Vec<Range<usize>> = child.clone().map(|v| blocks.range(tree.rank_of(v))).collect();
+                let (first, last) = (ranges[0].start, ranges[ranges.len() - 1].end);
+                let values = ranges.iter().map(Range::len).sum();
+                let frames = if ranges.windows(2).all(|w| w[0].end == w[1].start) {
+                    call.frames_of(send, first..last)
+                } else {
+                    let off = tree.offsets(blocks, child.clone());
+                    let Some(mut ordered) = call.zeros(recv, off[off.len() - 1]) else { break };
+                    for (k, r) in ranges.into_iter().enumerate() {
+                        call.copy(&mut *ordered, off[k]..off[k + 1], send, r);
+                    }
+                    call.frames_of(&*ordered, 0..ordered.len())
+                };
+                let dest = tree.rank_of(child.start);
+                sends.push(call.isend::<T>(dest, TAG_TREE, frames, values));
             }
         }
+        // A leaf decodes its block straight into the caller's output.
+        Some(parent) if children.is_empty() => {
+            let bytes = call.comm.recv(parent, TAG_TREE);
+            call.decode_pieces(parent, &bytes, recv, 0..recv.len());
+        }
+        // An inner rank decodes its subtree's blocks into a buffer in virtual-rank
+        // order, keeps its own and compresses each child's again.
         Some(parent) => {
+            let off = tree.offsets(blocks, sub.clone());
+            let Some(mut ordered) = call.zeros(recv, off[off.len() - 1]) else { return };
             let bytes = call.comm.recv(parent, TAG_TREE);
             let all = 0..ordered.len();
             call.decode_pieces(parent, &bytes, &mut *ordered, all);
+            call.copy(recv, 0..off[1], &ordered, 0..off[1]);
+            for child in children {
+                let range = off[child.start - sub.start]..off[child.end - sub.start];
+                let values = range.len();
+                let frames = call.frames_of(&*ordered, range);
+                sends.push(call.isend::<T>(tree.rank_of(child.start), TAG_TREE, frames, values));
+            }
         }
-    }
-    call.copy(recv, 0..off[1], &ordered, 0..off[1]);
-    let mut sends: Vec<Pending> = Vec::new();
-    for child in tree.children() {
-        let range = off[child.start - sub.start]..off[child.end - sub.start];
-        let values = range.len();
-        let frames = call.frames_of(&*ordered, range);
-        sends.push(call.isend::<T>(tree.rank_of(child.start), TAG_TREE, frames, values));
     }
     wait_all(&mut sends);
 }
