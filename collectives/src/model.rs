@@ -529,34 +529,31 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
         // mapped, which it copies into the caller's output first).
         (ReduceScatter, CprP2p) => rs_cpr(true) + t.unmap(bytes, bytes, all),
         (ReduceScatter, CColl) => rs_direct() + t.copy(b, all) + t.unmap(b, bytes, all),
-        // Reduce = reduce-scatter + gather of the reduced blocks at the root. CPR-P2P's
-        // root decodes them into a subtree buffer it allocates (then copies them out). The
-        // root frees its work buffer (and that one) last.
-        (Reduce, CprP2p) => {
-            rs_cpr(true) + steps * (t.cmsg(b, 0.0) + t.burst(t.decomp(b, 1) + t.fresh(b, bytes, 1), 1)) + t.comp(b, all) + 2.0 * t.unmap(bytes, bytes, 1)
-        }
+        // Reduce = reduce-scatter + gather of the reduced blocks at the root, which
+        // decodes them into the caller's output and frees its work buffer last.
+        (Reduce, CprP2p) => rs_cpr(true) + steps * (t.cmsg(b, 0.0) + t.burst(t.decomp(b, 1), 1)) + t.comp(b, all) + t.unmap(bytes, bytes, 1),
         (Reduce, CColl) => rs_direct() + t.comp(b, all) + steps * t.cmsg(b, 0.0) + t.decomp(steps * b, 1) + t.unmap(b, bytes, 1),
         (Bcast, CprP2p | CColl) => tree_bcast(&t, bytes, algo == CprP2p),
         (Scatter, CprP2p | CColl) => tree_scatter(&t, bytes, algo == CprP2p),
         (Gather, CprP2p) => {
-            // Binomial tree: every rank gathers its subtree's blocks into a buffer it
-            // allocates; the leaf copies its own block into its one, and on the deepest
-            // branch each receiver decodes its largest child's half into its buffer last
-            // (the rest of it is written meanwhile). The branch forwards halves,
-            // recompressing per hop: the leaf's own block as it is, every later hop's
-            // mostly decoded values again. The root copies every block out of its buffer.
-            // From the leaf up (hop k carries m bytes, hop 1 into the root): the leaf's
-            // compression is a burst, each receiver's decode one with its compression for
-            // the hop above, the root's decode the last; then it frees its buffer.
-            let mut time = t.fresh(bytes, bytes, 1) + t.copy(bytes, 1) + t.copy(n * bytes, 1);
+            // Binomial tree: the leaf compresses its block from the caller's input, every
+            // inner rank gathers its subtree's blocks into a buffer it allocates, on the
+            // deepest branch decoding its largest child's half into it last (the rest of
+            // it is written meanwhile), and the root decodes into the caller's output.
+            // The branch forwards halves, recompressing per hop: the leaf's own block as
+            // it is, every later hop's mostly decoded values again. From the leaf up (hop
+            // k carries m bytes, hop 1 into the root): the leaf's compression is a burst,
+            // each receiver's decode one with its compression for the hop above, the
+            // root's decode the last.
+            let mut time = 0.0;
             let mut decoded = 0.0;
             for k in (1..=levels as u32).rev() {
                 let m = n * bytes / 2f64.powi(k as i32);
                 let code = if k == levels as u32 { t.comp(m, 1) } else { t.recomp(m, 1) };
                 time += t.burst(decoded + code, 1) + t.cmsg(m, code);
-                decoded = t.decomp(m, 1) + t.fresh(m, 2.0 * m, 1);
+                decoded = t.decomp(m, 1) + if k > 1 { t.fresh(m, 2.0 * m, 1) } else { 0.0 };
             }
-            time + t.burst(decoded, 1) + t.unmap(n * bytes, n * bytes, 1)
+            time + t.burst(decoded, 1)
         }
         (Gather, CColl) => tree_gather(&t, bytes),
         // Allgather and Alltoall: every rank first copies its own block from the caller's
@@ -1515,19 +1512,16 @@ mod tests {
         // writes only the own block.
         assert!(close(extra(ReduceScatter, CprP2p, n), 3.0 * b / 1e9));
         assert!(close(extra(ReduceScatter, CColl, n), b / 1e9));
-        // Reduce: the same, and CPR-P2P's root decodes the 3 other blocks into a subtree
-        // buffer of its own.
+        // Reduce: the same (the root decodes the 3 other blocks into the caller's output).
         assert!(close(extra(Reduce, CColl, n), b / 1e9));
-        assert!(close(extra(Reduce, CprP2p, n), 6.0 * b / 1e9));
+        assert!(close(extra(Reduce, CprP2p, n), 3.0 * b / 1e9));
         // Recursive doubling's decode scratch: the whole vector once.
         assert!(close(extra(Allreduce, RecursiveDoubling, n), n / 1e9));
         // CPR-P2P trees, blocks of 16 MB: Scatter's one inner rank on the deepest path
-        // decodes 2 blocks into its subtree buffer (the root sends from the caller's
-        // input, the leaf decodes into the caller's output); Gather's leaf copies its
-        // block into its buffer, then the rank above decodes it into its own, the root
-        // its child's 2 blocks.
+        // decodes 2 blocks into its subtree buffer, Gather's decodes its leaf's block
+        // into its own (the roots and leaves read and write the caller's buffers).
         assert!(close(extra(Scatter, CprP2p, b), 2.0 * b / 1e9));
-        assert!(close(extra(Gather, CprP2p, b), (b + b + 2.0 * b) / 1e9));
+        assert!(close(extra(Gather, CprP2p, b), b / 1e9));
     }
 
     #[test]
@@ -1535,23 +1529,23 @@ mod tests {
         let (n, b) = (64e6, 16e6);
         let extra = added_by(|p| Params { unmap_bytes_per_s: 1e9, ..p });
         // Reduce-scatter: every rank its work buffer of the whole vector, of which C-Coll
-        // mapped only the own block; Reduce: the root's, and CPR-P2P's root its subtree
-        // buffer too; recursive doubling: the decode scratch.
+        // mapped only the own block; Reduce: the root's; recursive doubling: the decode
+        // scratch.
         assert!(close(extra(ReduceScatter, CprP2p, n), n / 1e9));
         assert!(close(extra(ReduceScatter, CColl, n), b / 1e9));
         assert!(close(extra(Reduce, CColl, n), b / 1e9));
-        assert!(close(extra(Reduce, CprP2p, n), 2.0 * n / 1e9));
+        assert!(close(extra(Reduce, CprP2p, n), n / 1e9));
         assert!(close(extra(Allreduce, RecursiveDoubling, n), n / 1e9));
-        // CPR-P2P trees, blocks of 16 MB: a Scatter's last leaf allocates nothing (its
-        // parent frees its buffer while the leaf decodes), a Gather's root frees its
-        // buffer of all 4 (the others free theirs while it works).
+        // CPR-P2P trees: a Scatter's last leaf and a Gather's root allocate nothing (the
+        // inner ranks free their buffers while those work).
         assert_eq!(extra(Scatter, CprP2p, b), 0.0);
-        assert!(close(extra(Gather, CprP2p, b), 4.0 * b / 1e9));
+        assert_eq!(extra(Gather, CprP2p, b), 0.0);
         // Below the heap-reuse size a buffer goes back to glibc's heap, not the kernel:
-        // the Scatter leaf's 16 MB frees at no cost, the Gather root's 64 MB as before.
+        // the C-Coll Reduce root's work buffer of 16 MB frees at no cost, of 64 MB its
+        // mapped block as before.
         let heap = added_by(|p| Params { unmap_bytes_per_s: 1e9, heap_reuse_below_bytes: 32e6, ..p });
-        assert_eq!(heap(Scatter, CprP2p, b), 0.0);
-        assert!(close(heap(Gather, CprP2p, b), 4.0 * b / 1e9));
+        assert_eq!(heap(Reduce, CColl, b), 0.0);
+        assert!(close(heap(Reduce, CColl, n), b / 1e9));
     }
 
     #[test]
@@ -1589,17 +1583,15 @@ mod tests {
         assert!(close(extra(ReduceScatter, CColl, 1e9), b / 4.0 / 1e9));
         // CPR-P2P trees: Scatter's root copies its own block out of the caller's input and
         // the inner rank of the deepest path its own out of its subtree buffer (the leaf
-        // decodes into the caller's output); Gather's leaf copies its block into its
-        // buffer, the root all 4 out.
+        // decodes into the caller's output); Gather's copies are off its critical path.
         assert!(close(extra(Scatter, CprP2p, 1e9), 2.0 * b / 1e9));
-        assert!(close(extra(Gather, CprP2p, 1e9), 5.0 * b / 1e9));
         // C-Coll Scatter: the root copies its block after compressing the others' (32 ms
         // a block, the first two beside its link). A 1.6 ms copy hides while the last
         // block's chunks travel and are decoded; a 160 ms one ends the call.
         assert_eq!(extra(Scatter, CColl, 1e10), 0.0);
         let slow = time_s(Scatter, CColl, b, &Params { copy_bytes_per_s: 1e8, ..base }).unwrap();
         assert!(close(slow, 3.0 * b / 500e6 + b / 1e8), "{slow}");
-        for (op, algo) in [(Bcast, CprP2p), (Bcast, CColl), (Allreduce, CprP2p), (Allreduce, CColl), (Gather, CColl)] {
+        for (op, algo) in [(Bcast, CprP2p), (Bcast, CColl), (Allreduce, CprP2p), (Allreduce, CColl), (Gather, CprP2p), (Gather, CColl)] {
             assert_eq!(extra(op, algo, 1e9), 0.0, "{op:?} {algo:?}");
         }
     }

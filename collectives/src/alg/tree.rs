@@ -344,23 +344,48 @@ pub(crate) fn gather<T: Value, W: Place<T> + ?Sized>(call: &mut Call, mine: &W, 
 
 fn gather_recompress<T: Value, W: Place<T> + ?Sized>(call: &mut Call, tree: &Binomial, mine: &W, out: &mut W, blocks: &Blocks) {
     let sub = tree.subtree();
-    let off = tree.offsets(blocks, sub.clone());
-    let Some(mut ordered) = call.zeros(mine, off[off.len() - 1]) else { return };
-    call.copy(&mut *ordered, 0..off[1], mine, 0..mine.len());
-    for child in tree.children().into_iter().rev() {
-        let src = tree.rank_of(child.start);
-        let bytes = call.comm.recv(src, TAG_TREE);
-        let range = off[child.start - sub.start]..off[child.end - sub.start];
-        call.decode_pieces(src, &bytes, &mut *ordered, range);
-    }
+    let children = tree.children();
     match tree.parent() {
+        // As MPICH's binomial gather: a leaf sends straight from the caller's input...
+        Some(parent) if children.is_empty() => {
+            let frames = call.frames_of(mine, 0..mine.len());
+            call.send::<T>(parent, TAG_TREE, &frames, mine.len());
+        }
+        // ...an inner rank gathers its subtree's blocks in a buffer in virtual-rank
+        // order, decoding its children's, and compresses them all again...
         Some(parent) => {
+            let off = tree.offsets(blocks, sub.clone());
+            let Some(mut ordered) = call.zeros(mine, off[off.len() - 1]) else { return };
+            call.copy(&mut *ordered, 0..off[1], mine, 0..mine.len());
+            for child in children.into_iter().rev() {
+                let src = tree.rank_of(child.start);
+                let bytes = call.comm.recv(src, TAG_TREE);
+                let range = off[child.start - sub.start]..off[child.end - sub.start];
+                call.decode_pieces(src, &bytes, &mut *ordered, range);
+            }
             let frames = call.frames_of(&*ordered, 0..ordered.len());
             call.send::<T>(parent, TAG_TREE, &frames, ordered.len());
         }
+        // ...and the root decodes each child's straight into the caller's output where
+        // its ranks' blocks lie there in order (every child when the root is rank 0),
+        // else into a buffer it copies them out of.
         None => {
-            for v in sub {
-                call.copy(out, blocks.range(tree.rank_of(v)), &ordered, off[v]..off[v + 1]);
+            call.copy(out, blocks.range(tree.rank_of(0)), mine, 0..mine.len());
+            for child in children.into_iter().rev() {
+                let src = tree.rank_of(child.start);
+                let bytes = call.comm.recv(src, TAG_TREE);
+                let ranges: Vec<Range<usize>> = child.clone().map(|v| blocks.range(tree.rank_of(v))).collect();
+                if ranges.windows(2).all(|w| w[0].end == w[1].start) {
+                    call.decode_pieces(src, &bytes, out, ranges[0].start..ranges[ranges.len() - 1].end);
+                    continue;
+                }
+                let off = tree.offsets(blocks, child);
+                let Some(mut ordered) = call.zeros(mine, off[off.len() - 1]) else { return };
+                let all = 0..ordered.len();
+                call.decode_pieces(src, &bytes, &mut *ordered, all);
+                for (k, r) in ranges.into_iter().enumerate() {
+                    call.copy(out, r, &ordered, off[k]..off[k + 1]);
+                }
             }
         }
     }
