@@ -69,6 +69,20 @@ impl Binomial {
         out
     }
 
+    /// Where the blocks of virtual ranks `range` lie in a buffer laid out by rank, if
+    /// they lie there in virtual-rank order, one after another (always for root 0).
+    fn in_order(&self, blocks: &Blocks, range: Range<usize>) -> Option<Range<usize>> {
+        let mut whole = blocks.range(self.rank_of(range.start));
+        for v in range.skip(1) {
+            let next = blocks.range(self.rank_of(v));
+            if next.start != whole.end {
+                return None;
+            }
+            whole.end = next.end;
+        }
+        Some(whole)
+    }
+
     /// Offsets of the blocks of virtual ranks `range`, laid out in virtual-rank order,
     /// relative to the start of the range (one more entry than the range).
     fn offsets(&self, blocks: &Blocks, range: Range<usize>) -> Vec<usize> {
@@ -236,21 +250,18 @@ fn scatter_recompress<T: Value, W: Place<T> + ?Sized>(call: &mut Call, tree: &Bi
         None => {
             call.copy(recv, 0..recv.len(), send, blocks.range(tree.rank_of(0)));
             for child in children {
-                let ranges: Vec<Range<usize>> = child.clone().map(|v| blocks.range(tree.rank_of(v))).collect();
-                let (first, last) = (ranges[0].start, ranges[ranges.len() - 1].end);
-                let values = ranges.iter().map(Range::len).sum();
-                let frames = if ranges.windows(2).all(|w| w[0].end == w[1].start) {
-                    call.frames_of(send, first..last)
-                } else {
-                    let off = tree.offsets(blocks, child.clone());
-                    let Some(mut ordered) = call.zeros(recv, off[off.len() - 1]) else { break };
-                    for (k, r) in ranges.into_iter().enumerate() {
-                        call.copy(&mut *ordered, off[k]..off[k + 1], send, r);
+                let off = tree.offsets(blocks, child.clone());
+                let frames = match tree.in_order(blocks, child.clone()) {
+                    Some(range) => call.frames_of(send, range),
+                    None => {
+                        let Some(mut ordered) = call.zeros(recv, off[off.len() - 1]) else { break };
+                        for (k, v) in child.clone().enumerate() {
+                            call.copy(&mut *ordered, off[k]..off[k + 1], send, blocks.range(tree.rank_of(v)));
+                        }
+                        call.frames_of(&*ordered, 0..ordered.len())
                     }
-                    call.frames_of(&*ordered, 0..ordered.len())
                 };
-                let dest = tree.rank_of(child.start);
-                sends.push(call.isend::<T>(dest, TAG_TREE, frames, values));
+                sends.push(call.isend::<T>(tree.rank_of(child.start), TAG_TREE, frames, off[off.len() - 1]));
             }
         }
         // A leaf decodes its block straight into the caller's output.
@@ -374,17 +385,16 @@ fn gather_recompress<T: Value, W: Place<T> + ?Sized>(call: &mut Call, tree: &Bin
             for child in children.into_iter().rev() {
                 let src = tree.rank_of(child.start);
                 let bytes = call.comm.recv(src, TAG_TREE);
-                let ranges: Vec<Range<usize>> = child.clone().map(|v| blocks.range(tree.rank_of(v))).collect();
-                if ranges.windows(2).all(|w| w[0].end == w[1].start) {
-                    call.decode_pieces(src, &bytes, out, ranges[0].start..ranges[ranges.len() - 1].end);
+                if let Some(range) = tree.in_order(blocks, child.clone()) {
+                    call.decode_pieces(src, &bytes, out, range);
                     continue;
                 }
-                let off = tree.offsets(blocks, child);
+                let off = tree.offsets(blocks, child.clone());
                 let Some(mut ordered) = call.zeros(mine, off[off.len() - 1]) else { return };
                 let all = 0..ordered.len();
                 call.decode_pieces(src, &bytes, &mut *ordered, all);
-                for (k, r) in ranges.into_iter().enumerate() {
-                    call.copy(out, r, &ordered, off[k]..off[k + 1]);
+                for (k, v) in child.enumerate() {
+                    call.copy(out, blocks.range(tree.rank_of(v)), &ordered, off[k]..off[k + 1]);
                 }
             }
         }
@@ -415,5 +425,18 @@ mod tests {
                 assert!(seen.iter().all(|&n| n == 1), "p {p} root {root}: {seen:?}");
             }
         }
+    }
+
+    #[test]
+    fn a_subtree_lies_in_order_in_the_callers_buffer_unless_its_ranks_wrap_around() {
+        let blocks = Blocks::even(80, 8);
+        // Root 0: every child's blocks, one after another.
+        let t = Binomial::new(8, 0, 0);
+        let found: Vec<_> = t.children().into_iter().map(|c| t.in_order(&blocks, c)).collect();
+        assert_eq!(found, [Some(40..80), Some(20..40), Some(10..20)]);
+        // Root 3: the largest child holds ranks 7, 0, 1, 2 (no order), the next 5 and 6.
+        let t = Binomial::new(8, 3, 3);
+        let found: Vec<_> = t.children().into_iter().map(|c| t.in_order(&blocks, c)).collect();
+        assert_eq!(found, [None, Some(50..70), Some(40..50)]);
     }
 }
