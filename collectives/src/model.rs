@@ -91,9 +91,10 @@ pub struct Params {
     pub reduce_bytes_per_s: f64,
     /// Bytes per second of writing freshly allocated memory (the kernel maps and zeroes
     /// each page on first touch): only the buffers a call allocates itself (the work
-    /// buffer of reduce-scatter and reduce, recursive doubling's decode scratch, CPR-P2P's
-    /// subtree buffers in Scatter, Gather and Reduce). The caller's buffers are taken as
-    /// mapped already (ccoll-bench reuses them, as applications do). Infinity: free.
+    /// buffer of reduce-scatter and reduce, recursive doubling's decode scratch, the
+    /// subtree buffers of CPR-P2P's inner tree ranks in Scatter and Gather). The
+    /// caller's buffers are taken as mapped already (ccoll-bench reuses them, as
+    /// applications do). Infinity: free.
     pub fresh_bytes_per_s: f64,
     /// Bytes per second of freeing such a buffer (the kernel unmaps its pages), priced
     /// where the call's last rank frees its buffers as it returns (the other ranks'

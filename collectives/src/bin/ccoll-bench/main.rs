@@ -368,8 +368,7 @@ fn steps_ratio(world: &SimpleCommunicator, sizes: &[(u64, u64)]) -> f64 {
 /// calls: bytes and CPU seconds, each direction ([`report::Row::codec`]).
 fn codec_per_call(world: &SimpleCommunicator, mine: &CodecCpu, calls: f64) -> [f64; 9] {
     let (c, d) = (&mine.compress, &mine.decompress);
-    let mine = [c.raw_bytes, c.coded_bytes, c.faulted_bytes].map(|b| b as f64);
-    let mine = [mine[0], mine[1], mine[2], c.cpu_s, d.raw_bytes as f64, d.coded_bytes as f64, d.reduced_bytes as f64, d.faulted_bytes as f64, d.cpu_s];
+    let mine = [c.raw_bytes as f64, c.coded_bytes as f64, c.faulted_bytes as f64, c.cpu_s, d.raw_bytes as f64, d.coded_bytes as f64, d.reduced_bytes as f64, d.faulted_bytes as f64, d.cpu_s];
     let mut all = [0.0; 9];
     world.all_reduce_into(&mine[..], &mut all[..], SystemOperation::sum());
     all.map(|x| x / calls.max(1.0))
