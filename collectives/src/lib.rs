@@ -64,6 +64,7 @@
 mod accuracy;
 mod agree;
 mod alg;
+pub mod bench_csv;
 mod blocks;
 mod call;
 mod codec_port;

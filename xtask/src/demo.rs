@@ -5,7 +5,7 @@
 //! latency plot, and tears the cluster down. Its text files are replaced atomically
 //! (`codec_host::atomic_file`), so an interrupted or failed demo leaves each whole.
 
-use crate::bench_csv::{RankTimes, Row};
+use collectives::bench_csv::{RankTimes, Row};
 use crate::cluster::{Cluster, MpiDuplex};
 use crate::passes::Passes;
 use crate::units::{fmt_size, parse_size, us_per_mb};
@@ -260,15 +260,24 @@ fn progress(k: usize, total: usize, r: &Row, rows: &[Row]) -> String {
     let base = rows.iter().find(|b| b.op == r.op && b.bytes == r.bytes && b.algo == "mpi");
     let speedup = base.map_or(String::new(), |b| format!("  x{:.2} vs mpi", b.lat_avg_us / r.lat_avg_us));
     format!(
-        "[{k:>3}/{total}] {:<10} {:<8} {:>5}: {:>9.1} ms{speedup}  ratio {:.2}  err {:.2e}  {}",
+        "[{k:>3}/{total}] {:<10} {:<8} {:>5}: {:>9.1} ms{speedup}  ratio {:.2}  err {}  {}",
         r.op,
         r.algo,
         fmt_size(r.bytes),
         r.lat_avg_us / 1e3,
         r.comp_ratio,
-        r.max_abs_err,
-        if r.bound_ok { "ok" } else { "BOUND EXCEEDED" }
+        fmt_err(r),
+        match r.bound_ok {
+            Some(true) => "ok",
+            Some(false) => "BOUND EXCEEDED",
+            None => "not checked",
+        }
     )
+}
+
+/// A row's error, `-` where it was not checked.
+fn fmt_err(r: &Row) -> String {
+    r.max_abs_err.map_or("-".to_string(), |e| format!("{e:.2e}"))
 }
 
 /// The markdown result table: one line per (op, size, algorithm).
@@ -280,15 +289,19 @@ pub fn table(rows: &[Row], baseline: &str) -> String {
         let speedup = base.map_or("-".to_string(), |b| format!("{:.2}", b.lat_avg_us / r.lat_avg_us));
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {:.1} | {speedup} | {:.2} | {:.2e} | {:.2e} | {} |",
+            "| {} | {} | {} | {:.1} | {speedup} | {:.2} | {} | {:.2e} | {} |",
             r.op,
             fmt_size(r.bytes),
             r.algo,
             r.lat_avg_us / 1e3,
             r.comp_ratio,
-            r.max_abs_err,
+            fmt_err(r),
             r.bound,
-            if r.bound_ok { "yes" } else { "NO" }
+            match r.bound_ok {
+                Some(true) => "yes",
+                Some(false) => "NO",
+                None => "not checked",
+            }
         );
     }
     s
@@ -334,7 +347,7 @@ pub fn goals(rows: &[Row]) -> String {
         };
         s.push_str(&line);
     }
-    let bad = rows.iter().filter(|r| !r.bound_ok).count();
+    let bad = rows.iter().filter(|r| r.bound_ok != Some(true)).count();
     let _ = writeln!(s, "- results within their stated bound: {} of {}", rows.len() - bad, rows.len());
     s
 }

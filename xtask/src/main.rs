@@ -1,6 +1,5 @@
 //! Project automation, run as `cargo xtask <command>`.
 
-mod bench_csv;
 mod build_ptx;
 mod cluster;
 mod datasets_cmd;

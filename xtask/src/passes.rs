@@ -8,7 +8,7 @@
 //! within 11% at every point. Passes spread over the run meet different stretches, and
 //! the middle one ignores a pass that met a slow one.
 
-use crate::bench_csv::{self, Row};
+use collectives::bench_csv::{self, Row};
 use crate::units::fmt_size;
 use std::fmt::Write as _;
 

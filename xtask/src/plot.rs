@@ -3,7 +3,7 @@
 //! file when one is installed (Debian: fonts-dejavu-core); without it the plot is
 //! drawn without any text and the caller is told.
 
-use crate::bench_csv::Row;
+use collectives::bench_csv::Row;
 use crate::units::{fmt_size, trim_float};
 use plotters::coord::ranged1d::Ranged;
 use plotters::prelude::*;
@@ -254,9 +254,9 @@ mod tests {
             lat_min_us: ms * 1e3,
             lat_max_us: ms * 1e3,
             comp_ratio: 1.0,
-            max_abs_err: 0.0,
+            max_abs_err: Some(0.0),
             bound: 0.0,
-            bound_ok: true,
+            bound_ok: Some(true),
             comp_ratio_min: 1.0,
             comp_ratio_steps: 1.0,
             cpu_us: None,

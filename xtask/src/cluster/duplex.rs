@@ -11,7 +11,7 @@
 //! CPU time those streams cost the ranks per byte.
 
 use super::Cluster;
-use crate::bench_csv::Row;
+use collectives::bench_csv::Row;
 use crate::units::{fmt_size, us_per_mb};
 use std::path::Path;
 use std::time::Duration;

@@ -7,7 +7,7 @@
 use codec_host::elementwise::ReduceOp;
 use codec_host::{Backend, Codec, CpuExecutor, ErrorBound, Shape, SzxLayout, ZfpMode};
 use super::pace::{Pace, Probe};
-use crate::bench_csv::{self, CodecWork};
+use collectives::bench_csv::{self, CodecWork};
 use collectives::model::{Params, Profile, PROFILE_PIECES};
 
 /// A codec pass's cost per uncompressed byte against the compressed fraction `1/ratio`:

@@ -6,7 +6,7 @@
 mod calibrate;
 pub mod pace;
 
-use crate::bench_csv::{self, Row};
+use collectives::bench_csv::{self, Row};
 use crate::cluster::launch;
 use crate::units::{fmt_rate, fmt_size, parse_duration, parse_rate, parse_size, s_per_byte, us_per_mb};
 use crate::workspace;
@@ -530,9 +530,9 @@ mod tests {
             lat_min_us: secs * 0.5e6,
             lat_max_us: secs * 1e6,
             comp_ratio: ratio,
-            max_abs_err: 0.0,
+            max_abs_err: Some(0.0),
             bound: 0.0,
-            bound_ok: true,
+            bound_ok: Some(true),
             comp_ratio_min: ratio,
             comp_ratio_steps: ratio,
             cpu_us: None,
@@ -569,8 +569,8 @@ mod tests {
         let bytes = 64u64 << 20;
         // The ranks compressed and decoded twice as fast as the calibration's flat lines;
         // both pricings take the contention.
-        let pass = |bytes_per_s: f64| crate::bench_csv::Pass { raw_bytes: 1e9, coded_bytes: 1e8, cpu_s: 1e9 / bytes_per_s / 2.0, ..Default::default() };
-        let w = crate::bench_csv::CodecWork { compress: pass(800e6), decompress: pass(900e6) };
+        let pass = |bytes_per_s: f64| collectives::bench_csv::Pass { raw_bytes: 1e9, coded_bytes: 1e8, cpu_s: 1e9 / bytes_per_s / 2.0, ..Default::default() };
+        let w = collectives::bench_csv::CodecWork { compress: pass(800e6), decompress: pass(900e6) };
         let own = c.in_situ(&w, &c.machine);
         let t = time_s(CollOp::Allreduce, Algorithm::CColl, bytes as f64, &e.params(&own, 4, 10.0, 10.0)).unwrap();
         let at_pace = time_s(CollOp::Allreduce, Algorithm::CColl, bytes as f64, &e.params(&c, 4, 10.0, 10.0)).unwrap();

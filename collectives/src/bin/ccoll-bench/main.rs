@@ -16,7 +16,8 @@ use mpi::collective::SystemOperation;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
-use report::{Format, Row};
+use collectives::bench_csv::{CodecWork, Pass, RankTimes, Row};
+use report::Format;
 use workload::{Buffers, Workload};
 
 #[derive(Parser, Debug)]
@@ -222,7 +223,7 @@ fn bench<T: Value>(world: &SimpleCommunicator, args: &Args, plan: &Plan) -> Resu
                 work.prepare(world, &mut bufs);
                 run_once(world, &work, &cfg, &mut bufs)?;
             }
-            let (mut times, mut cpu, mut codec) = (Vec::with_capacity(args.iters), Cpu::default(), CodecCpu::default());
+            let (mut times, mut cpu, mut codec) = (Vec::with_capacity(args.iters), Cpu::default(), Vec::with_capacity(args.iters));
             let mut stats = None;
             while times.len() < args.iters || short_of_min_time(world, args, &times) {
                 work.prepare(world, &mut bufs);
@@ -231,18 +232,21 @@ fn bench<T: Value>(world: &SimpleCommunicator, args: &Args, plan: &Plan) -> Resu
                 stats = run_once(world, &work, &cfg, &mut bufs)?;
                 times.push(mpi::time() - t0);
                 cpu += process_cpu() - c0;
-                codec = codec.plus(&stats.as_ref().map_or_else(CodecCpu::default, |s| s.codec_cpu));
+                codec.push(stats.as_ref().map_or_else(CodecCpu::default, |s| s.codec_cpu));
             }
             let out = &bufs.out;
             // Point-to-point is a ping-pong: half a round trip, as osu_latency reports.
             let trips = if plan.op == CollOp::P2p { 2.0 } else { 1.0 };
             // The median iteration: one disturbed by other work on the machine does not
-            // move it.
+            // move it. The codec columns are that call's, so that they price the call the
+            // latency reports (a mean over the calls took a disturbed one's codec time,
+            // three times the others', beside the median's latency).
+            let codec = codec.get(median_index(&times)).copied().unwrap_or_default();
             let lat_us = median(&mut times) / trips * 1e6;
             let per_call = times.len() as f64;
             // CPU times are totals over the iterations, so this line pairs them with the mean.
             let mean = times.iter().sum::<f64>() / per_call;
-            let cpu_s = report_ranks(world, &format!("{} {algo} {bytes} B, {} calls", plan.op, times.len()), mean, Cpu { user: cpu.user / per_call, system: cpu.system / per_call });
+            let cpu_s = report_ranks(world, plan.op, algo, bytes, times.len(), mean, Cpu { user: cpu.user / per_call, system: cpu.system / per_call });
             let err = reference.as_ref().map(|(want, _)| all_max(world, datasets::max_abs_error(out, want)));
             let own_bound = stats.as_ref().map_or(0.0, |s| s.error_bound.unwrap_or(f64::INFINITY));
             let bound = all_max(world, own_bound);
@@ -258,8 +262,11 @@ fn bench<T: Value>(world: &SimpleCommunicator, args: &Args, plan: &Plan) -> Resu
             let active = stats.is_some();
             let ranks_active = all_reduce(world, f64::from(u8::from(active)), SystemOperation::sum());
             let row = Row {
-                algo,
-                bytes,
+                op: args.op.clone(),
+                algo: algo.to_string(),
+                codec: args.codec.clone(),
+                ranks: p,
+                bytes: bytes as u64,
                 lat_avg_us: all_reduce(world, if active { lat_us } else { 0.0 }, SystemOperation::sum()) / ranks_active.max(1.0),
                 lat_min_us: all_reduce(world, if active { lat_us } else { f64::INFINITY }, SystemOperation::min()),
                 lat_max_us: all_reduce(world, if active { lat_us } else { 0.0 }, SystemOperation::max()),
@@ -269,14 +276,14 @@ fn bench<T: Value>(world: &SimpleCommunicator, args: &Args, plan: &Plan) -> Resu
                     .filter(|r| r.is_finite())
                     .unwrap_or(1.0),
                 comp_ratio_steps: steps_ratio(world, stats.as_ref().map_or(&[], |s| &s.message_sizes)),
-                cpu_us: cpu_s * 1e6,
-                codec: args.time_codec.then(|| codec_per_call(world, &codec, per_call)),
+                cpu_us: Some(cpu_s * 1e6),
+                codec_work: args.time_codec.then(|| codec_of_ranks(world, &codec)),
                 max_abs_err: err,
                 bound,
                 bound_ok: within,
             };
             if rank == 0 {
-                report::print_row(plan.format, args, p, &row);
+                report::print_row(plan.format, &row);
             }
             rows.push(row);
         }
@@ -329,12 +336,12 @@ impl std::ops::AddAssign for Cpu {
 /// per call: where a call's time goes on each rank (a rank that computes shows CPU
 /// time near its wall time times its threads' share; one that sleeps in its waits,
 /// little). Returns the ranks' mean CPU time (user and system) per call, seconds.
-fn report_ranks(world: &SimpleCommunicator, what: &str, wall_s: f64, cpu: Cpu) -> f64 {
+fn report_ranks(world: &SimpleCommunicator, op: CollOp, algo: Algorithm, bytes: usize, calls: usize, wall_s: f64, cpu: Cpu) -> f64 {
     let mut all = vec![0.0f64; 3 * world.size() as usize];
     world.all_gather_into(&[wall_s, cpu.user, cpu.system][..], &mut all[..]);
     if world.rank() == 0 {
-        let ranks: Vec<String> = all.chunks(3).enumerate().map(|(r, t)| format!("{r}: {:.1}/{:.1}/{:.1}", t[0] * 1e3, t[1] * 1e3, t[2] * 1e3)).collect();
-        eprintln!("[ccoll-bench] {what}: ms per call, wall/user/system by rank: {}", ranks.join(", "));
+        let ranks = all.chunks(3).map(|t| (t[0] * 1e3, t[1] * 1e3, t[2] * 1e3)).collect();
+        eprintln!("{}", RankTimes { op: op.to_string(), algo: algo.to_string(), bytes: bytes as u64, calls, ranks });
     }
     all.chunks(3).map(|t| t[1] + t[2]).sum::<f64>() / world.size() as f64
 }
@@ -364,14 +371,18 @@ fn steps_ratio(world: &SimpleCommunicator, sizes: &[(u64, u64)]) -> f64 {
     ratio(heaviest[steps..].iter().sum(), heaviest[..steps].iter().sum())
 }
 
-/// The codec passes of all ranks together per call, from this rank's over `calls`
-/// calls: bytes and CPU seconds, each direction ([`report::Row::codec`]).
-fn codec_per_call(world: &SimpleCommunicator, mine: &CodecCpu, calls: f64) -> [f64; 9] {
+/// The codec passes of all ranks together, from this rank's `mine`: bytes and CPU
+/// seconds, each direction.
+fn codec_of_ranks(world: &SimpleCommunicator, mine: &CodecCpu) -> CodecWork {
     let (c, d) = (&mine.compress, &mine.decompress);
     let mine = [c.raw_bytes as f64, c.coded_bytes as f64, c.faulted_bytes as f64, c.cpu_s, d.raw_bytes as f64, d.coded_bytes as f64, d.reduced_bytes as f64, d.faulted_bytes as f64, d.cpu_s];
     let mut all = [0.0; 9];
     world.all_reduce_into(&mine[..], &mut all[..], SystemOperation::sum());
-    all.map(|x| x / calls.max(1.0))
+    let [cr, cc, cf, ct, dr, dc, dx, df, dt] = all;
+    CodecWork {
+        compress: Pass { raw_bytes: cr, coded_bytes: cc, reduced_bytes: 0.0, faulted_bytes: cf, cpu_s: ct },
+        decompress: Pass { raw_bytes: dr, coded_bytes: dc, reduced_bytes: dx, faulted_bytes: df, cpu_s: dt },
+    }
 }
 
 fn all_reduce(world: &SimpleCommunicator, v: f64, op: SystemOperation) -> f64 {
@@ -393,6 +404,14 @@ fn all_max(world: &SimpleCommunicator, v: f64) -> f64 {
     all_reduce(world, v, SystemOperation::max())
 }
 
+/// The index of `v`'s median (the lower of the middle two for an even count; 0 when
+/// empty).
+fn median_index(v: &[f64]) -> usize {
+    let mut order: Vec<usize> = (0..v.len()).collect();
+    order.sort_by(|&a, &b| v[a].total_cmp(&v[b]));
+    order.get(v.len().saturating_sub(1) / 2).copied().unwrap_or(0)
+}
+
 /// The median of `v` (the mean of the middle two for an even count; 0 when empty).
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -405,7 +424,7 @@ fn median(v: &mut [f64]) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::median;
+    use super::{median, median_index};
 
     #[test]
     fn median_ignores_one_slow_iteration() {
@@ -413,5 +432,13 @@ mod tests {
         assert_eq!(median(&mut [4.0, 1.0, 2.0, 90.0]), 3.0);
         assert_eq!(median(&mut [7.5]), 7.5);
         assert_eq!(median(&mut []), 0.0);
+    }
+
+    #[test]
+    fn median_index_names_the_median_call() {
+        assert_eq!(median_index(&[3.0, 1.0, 90.0]), 0);
+        assert_eq!(median_index(&[4.0, 1.0, 2.0, 90.0]), 2);
+        assert_eq!(median_index(&[7.5]), 0);
+        assert_eq!(median_index(&[]), 0);
     }
 }

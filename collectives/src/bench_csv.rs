@@ -1,12 +1,16 @@
-//! Rows of `ccoll-bench --format csv` ([`HEADER`]). CSVs written before its later
-//! columns have twelve to fifteen: their rows read a missing ratio as the one before it
-//! (`comp_ratio`, then `comp_ratio_min`), and a missing `cpu_us` or codec columns as not
-//! measured.
+//! The CSV of `ccoll-bench --format csv` ([`HEADER`]): the one definition of its columns,
+//! which ccoll-bench writes and the benchmark drivers (`cargo xtask demo`, `model`,
+//! `plot`) read back. The columns from `comp_ratio_min` on were added after the others,
+//! so that readers by position keep working; CSVs written before them have twelve to
+//! fifteen, and their rows read a missing ratio as the one before it (`comp_ratio`,
+//! then `comp_ratio_min`), and a missing `cpu_us` or codec columns as not measured. The
+//! codec columns are docs/collectives.md's `codec_cpu`.
 
-/// The header line ccoll-bench prints.
+/// The header line.
 pub const HEADER: &str = "op,algo,codec,ranks,bytes,lat_avg_us,lat_min_us,lat_max_us,comp_ratio,max_abs_err,bound,bound_ok,comp_ratio_min,comp_ratio_steps,cpu_us,comp_raw_bytes,comp_coded_bytes,comp_faulted_bytes,comp_cpu_us,decomp_raw_bytes,decomp_coded_bytes,decomp_reduced_bytes,decomp_faulted_bytes,decomp_cpu_us";
 
-/// One direction of the codec passes of all ranks together, per call.
+/// One direction of the codec passes of all ranks together in a call: the ranks'
+/// [`crate::CodecPass`] tallies of their median calls, summed.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Pass {
     /// Uncompressed bytes read (compression) or written (decoding).
@@ -21,7 +25,8 @@ pub struct Pass {
     pub cpu_s: f64,
 }
 
-/// The codec columns: what the ranks' codec passes took per call (`CollStats::codec_cpu`).
+/// The codec columns: what the ranks' codec passes took in their median calls
+/// ([`crate::CollStats::codec_cpu`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CodecWork {
     pub compress: Pass,
@@ -39,17 +44,22 @@ pub struct Row {
     pub lat_avg_us: f64,
     pub lat_min_us: f64,
     pub lat_max_us: f64,
+    /// Uncompressed over sent bytes, summed over ranks.
     pub comp_ratio: f64,
-    pub max_abs_err: f64,
+    /// Largest |result - MPI result| over all ranks (`None`: not checked, `--check`).
+    pub max_abs_err: Option<f64>,
+    /// The stated bound (`inf` where the codec gives none).
     pub bound: f64,
-    pub bound_ok: bool,
+    /// `max_abs_err <= bound` plus the rounding allowance (`None`: not checked).
+    pub bound_ok: Option<bool>,
     /// The lowest of the ranks' own ratios (the heaviest sender).
     pub comp_ratio_min: f64,
     /// The ratio of a step-by-step schedule's heaviest messages (each step's largest).
     pub comp_ratio_steps: f64,
     /// Process CPU time (user and system) per call, the mean over the ranks.
     pub cpu_us: Option<f64>,
-    /// The ranks' codec passes per call (`None`: a CSV from before these columns).
+    /// The ranks' codec passes in their median calls (`None`: not timed, or a CSV from
+    /// before these columns).
     pub codec_work: Option<CodecWork>,
 }
 
@@ -72,9 +82,13 @@ impl Row {
             lat_max_us: num(7)?,
             // Uncompressed algorithms may leave ratio, error or bound empty or "-".
             comp_ratio: num(8).unwrap_or(1.0),
-            max_abs_err: num(9).unwrap_or(0.0),
+            max_abs_err: num(9).filter(|e| !e.is_nan()).or((f[9] == "-").then_some(0.0)),
             bound: num(10).unwrap_or(0.0),
-            bound_ok: matches!(f[11], "1" | "true" | "yes" | "ok"),
+            bound_ok: match f[11] {
+                "1" | "true" | "yes" | "ok" => Some(true),
+                "0" | "false" | "no" => Some(false),
+                _ => None,
+            },
             comp_ratio_min: f.get(12).and_then(|x| x.parse().ok()).or(num(8)).unwrap_or(1.0),
             comp_ratio_steps: f.get(13).or(f.get(12)).and_then(|x| x.parse().ok()).or(num(8)).unwrap_or(1.0),
             cpu_us: f.get(14).and_then(|x| x.parse().ok()),
@@ -92,27 +106,14 @@ impl Row {
         })
     }
 
-    /// The row as a CSV line in [`HEADER`] order.
+    /// The row as a CSV line in [`HEADER`] order: an unchecked error and verdict as
+    /// `nan` and `n/a`, nine empty codec fields where the codec was not timed.
     pub fn to_csv(&self) -> String {
-        format!(
-            "{},{},{},{},{},{:.1},{:.1},{:.1},{:.4},{:.6e},{:.6e},{},{:.4},{:.4},{}{}",
-            self.op,
-            self.algo,
-            self.codec,
-            self.ranks,
-            self.bytes,
-            self.lat_avg_us,
-            self.lat_min_us,
-            self.lat_max_us,
-            self.comp_ratio,
-            self.max_abs_err,
-            self.bound,
-            self.bound_ok,
-            self.comp_ratio_min,
-            self.comp_ratio_steps,
-            self.cpu_us.map_or(String::new(), |c| format!("{c:.1}")),
-            self.codec_work.map_or(String::new(), |CodecWork { compress: c, decompress: d }| format!(
-                ",{:.0},{:.0},{:.0},{:.1},{:.0},{:.0},{:.0},{:.0},{:.1}",
+        let err = self.max_abs_err.map_or("nan".to_string(), |e| format!("{e:.3e}"));
+        let ok = self.bound_ok.map_or("n/a", |ok| if ok { "true" } else { "false" });
+        let codec = self.codec_work.map_or_else(|| ",".repeat(8), |CodecWork { compress: c, decompress: d }| {
+            format!(
+                "{:.0},{:.0},{:.0},{:.1},{:.0},{:.0},{:.0},{:.0},{:.1}",
                 c.raw_bytes,
                 c.coded_bytes,
                 c.faulted_bytes,
@@ -122,7 +123,23 @@ impl Row {
                 d.reduced_bytes,
                 d.faulted_bytes,
                 d.cpu_s * 1e6
-            ))
+            )
+        });
+        format!(
+            "{},{},{},{},{},{:.2},{:.2},{:.2},{:.3},{err},{:.3e},{ok},{:.3},{:.3},{},{codec}",
+            self.op,
+            self.algo,
+            self.codec,
+            self.ranks,
+            self.bytes,
+            self.lat_avg_us,
+            self.lat_min_us,
+            self.lat_max_us,
+            self.comp_ratio,
+            self.bound,
+            self.comp_ratio_min,
+            self.comp_ratio_steps,
+            self.cpu_us.map_or(String::new(), |c| format!("{c:.1}")),
         )
     }
 }
@@ -133,23 +150,43 @@ pub fn parse_all(text: &str) -> Vec<Row> {
 }
 
 /// The per-rank line ccoll-bench writes to stderr after each (algorithm, size):
-/// `[ccoll-bench] OP ALGO BYTES B, CALLS calls: ms per call, wall/user/system by rank: 0: W/U/S, ...`.
+/// `[ccoll-bench] OP ALGO BYTES B, CALLS calls: ms per call, wall/user/system by rank: 0: W/U/S, ...`
+/// (its `Display`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct RankTimes {
     pub op: String,
     pub algo: String,
     pub bytes: u64,
+    /// Timed calls.
+    pub calls: usize,
     /// Per rank, milliseconds per call: (wall, user CPU, system CPU).
     pub ranks: Vec<(f64, f64, f64)>,
+}
+
+const RANK_TIMES_PREFIX: &str = "[ccoll-bench] ";
+const RANK_TIMES_SEP: &str = " calls: ms per call, wall/user/system by rank: ";
+
+impl std::fmt::Display for RankTimes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{RANK_TIMES_PREFIX}{} {} {} B, {}{RANK_TIMES_SEP}", self.op, self.algo, self.bytes, self.calls)?;
+        for (r, (wall, user, system)) in self.ranks.iter().enumerate() {
+            write!(f, "{}{r}: {wall:.1}/{user:.1}/{system:.1}", if r > 0 { ", " } else { "" })?;
+        }
+        Ok(())
+    }
 }
 
 impl RankTimes {
     /// Parses one such line; `None` for anything else.
     pub fn parse(line: &str) -> Option<RankTimes> {
-        let rest = line.trim().strip_prefix("[ccoll-bench] ")?;
-        let (what, times) = rest.split_once(": ms per call, wall/user/system by rank: ")?;
+        let rest = line.trim().strip_prefix(RANK_TIMES_PREFIX)?;
+        let (what, times) = rest.split_once(RANK_TIMES_SEP)?;
         let mut w = what.split_whitespace();
         let (op, algo, bytes) = (w.next()?.to_string(), w.next()?.to_string(), w.next()?.parse().ok()?);
+        let calls = match (w.next()?, w.next()?, w.next()) {
+            ("B,", calls, None) => calls.parse().ok()?,
+            _ => return None,
+        };
         let ranks = times
             .split(", ")
             .map(|r| {
@@ -157,7 +194,7 @@ impl RankTimes {
                 (v.len() == 3).then(|| (v[0], v[1], v[2]))
             })
             .collect::<Option<Vec<_>>>()?;
-        Some(RankTimes { op, algo, bytes, ranks })
+        Some(RankTimes { op, algo, bytes, calls, ranks })
     }
 
     /// The slowest rank's wall time and the CPU time of all ranks together (user,
@@ -176,8 +213,9 @@ mod tests {
     fn rank_times_parse_and_total() {
         let line = "[ccoll-bench] allreduce c-coll 67108864 B, 12 calls: ms per call, wall/user/system by rank: 0: 282.8/80.0/10.0, 1: 256.5/70.2/8.0";
         let t = RankTimes::parse(line).unwrap();
-        assert_eq!((t.op.as_str(), t.algo.as_str(), t.bytes), ("allreduce", "c-coll", 64 << 20));
+        assert_eq!((t.op.as_str(), t.algo.as_str(), t.bytes, t.calls), ("allreduce", "c-coll", 64 << 20, 12));
         assert_eq!(t.ranks, vec![(282.8, 80.0, 10.0), (256.5, 70.2, 8.0)]);
+        assert_eq!(t.to_string(), line);
         let (wall, user, system) = t.totals();
         assert!(wall == 282.8 && (user - 150.2).abs() < 1e-9 && (system - 18.0).abs() < 1e-9);
         assert!(RankTimes::parse("[ccoll-bench] allreduce c-coll 67108864 B: 1 + 3 iterations").is_none());
@@ -192,7 +230,7 @@ mod tests {
         assert_eq!(rows.len(), 1);
         let r = &rows[0];
         assert_eq!((r.op.as_str(), r.algo.as_str(), r.ranks, r.bytes), ("allreduce", "c-coll", 4, 64 << 20));
-        assert!(r.bound_ok && r.comp_ratio == 12.5 && r.comp_ratio_min == 9.25 && r.comp_ratio_steps == 7.5 && r.lat_avg_us == 250000.5);
+        assert!(r.bound_ok == Some(true) && r.max_abs_err == Some(1.2e-3) && r.comp_ratio == 12.5 && r.comp_ratio_min == 9.25 && r.comp_ratio_steps == 7.5 && r.lat_avg_us == 250000.5);
         assert_eq!(r.cpu_us, Some(71250.5));
         let w = r.codec_work.unwrap();
         assert_eq!((w.compress.raw_bytes, w.compress.coded_bytes, w.compress.reduced_bytes, w.compress.faulted_bytes), (268435456.0, 15656397.0, 0.0, 285810.0));
@@ -222,7 +260,14 @@ mod tests {
         assert_eq!((cpu.cpu_us, cpu.codec_work), (Some(80.5), None));
         assert_eq!(Row::parse(&cpu.to_csv()).unwrap(), cpu);
         let plain = Row::parse("bcast,mpi,none,4,16,10.0,9.0,11.0,-,-,-,true").unwrap();
-        assert_eq!((plain.comp_ratio, plain.bound), (1.0, 0.0));
+        assert_eq!((plain.comp_ratio, plain.max_abs_err, plain.bound), (1.0, Some(0.0), 0.0));
+        // Not checked (ccoll-bench without --check): no error and no verdict, written
+        // back as such, never as a pass.
+        let unchecked = Row::parse("bcast,c-coll,szx-rel=1e-3,4,16,10.0,9.0,11.0,3.5,nan,1e-3,n/a,3.5,3.5,1.5,,,,,,,,,").unwrap();
+        assert_eq!((unchecked.max_abs_err, unchecked.bound_ok), (None, None));
+        assert_eq!(Row::parse(&unchecked.to_csv()).unwrap(), unchecked);
+        assert!(unchecked.to_csv().contains(",nan,1.000e-3,n/a,"), "{}", unchecked.to_csv());
+        assert_eq!(Row::parse(&cpu.to_csv().replace(",true,", ",false,")).unwrap().bound_ok, Some(false));
         assert!(Row::parse("bcast,mpi,none,x,16,10.0,9.0,11.0,1,0,0,true").is_none());
     }
 }
