@@ -106,11 +106,20 @@ impl Row {
         })
     }
 
+    /// The error as ccoll-bench writes it: `nan` where it was not checked.
+    pub fn err_field(&self) -> String {
+        self.max_abs_err.map_or("nan".to_string(), |e| format!("{e:.3e}"))
+    }
+
+    /// The verdict as ccoll-bench writes it: `n/a` where it was not checked.
+    pub fn verdict_field(&self) -> &'static str {
+        self.bound_ok.map_or("n/a", |ok| if ok { "true" } else { "false" })
+    }
+
     /// The row as a CSV line in [`HEADER`] order: an unchecked error and verdict as
     /// `nan` and `n/a`, nine empty codec fields where the codec was not timed.
     pub fn to_csv(&self) -> String {
-        let err = self.max_abs_err.map_or("nan".to_string(), |e| format!("{e:.3e}"));
-        let ok = self.bound_ok.map_or("n/a", |ok| if ok { "true" } else { "false" });
+        let (err, ok) = (self.err_field(), self.verdict_field());
         let codec = self.codec_work.map_or_else(|| ",".repeat(8), |CodecWork { compress: c, decompress: d }| {
             format!(
                 "{:.0},{:.0},{:.0},{:.1},{:.0},{:.0},{:.0},{:.0},{:.1}",

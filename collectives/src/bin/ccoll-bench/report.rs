@@ -48,9 +48,9 @@ pub fn print_row(format: Format, r: &Row) {
             r.lat_min_us,
             r.lat_max_us,
             r.comp_ratio,
-            r.max_abs_err.map_or("nan".to_string(), |e| format!("{e:.3e}")),
+            r.err_field(),
             r.bound,
-            r.bound_ok.map_or("n/a", |ok| if ok { "true" } else { "false" })
+            r.verdict_field()
         ),
     }
 }
