@@ -624,13 +624,47 @@ impl Call {
     /// Decodes a bundle of consecutive pieces (as [`Call::frames_of`] made them) into
     /// `work[range]`.
     pub fn decode_pieces<T: Value, W: Place<T> + ?Sized>(&mut self, peer: usize, bundle: &[u8], work: &mut W, range: Range<usize>) {
+        self.each_piece::<T>(peer, bundle, range, |call, want, bytes, r| {
+            call.decode_at(peer, bytes, want, work, r);
+        });
+    }
+
+    /// Decodes a bundle of the pieces of `0..head.len() + tail.len()` values (as
+    /// [`Call::frames_of`] made them) into `head` and, from value `head.len()` on,
+    /// `tail`, each piece straight into its place (one across the seam through a buffer
+    /// of its size). So a rank decodes its own values into its output and only the rest
+    /// into a buffer of its own.
+    pub fn decode_pieces_split<T: Value, W: Place<T> + ?Sized>(&mut self, peer: usize, bundle: &[u8], head: &mut W, tail: &mut W) {
+        let (seam, n) = (head.len(), head.len() + tail.len());
+        self.each_piece::<T>(peer, bundle, 0..n, |call, want, bytes, r| match r.end <= seam {
+            true => {
+                call.decode_at(peer, bytes, want, head, r);
+            }
+            false if r.start >= seam => {
+                call.decode_at(peer, bytes, want, tail, r.start - seam..r.end - seam);
+            }
+            false => {
+                // The seam's piece: decoded whole, its values past the seam stay put.
+                let Some(mut piece) = call.zeros(head, r.len()) else { return };
+                if call.decode_at(peer, bytes, want, &mut *piece, 0..r.len()) {
+                    let first = seam - r.start;
+                    call.copy(head, r.start..seam, &piece, 0..first);
+                    call.copy(tail, 0..r.end - seam, &piece, first..r.len());
+                }
+            }
+        });
+    }
+
+    /// Checks that `bundle` holds the pieces of `range` and hands each to `decode` with
+    /// what its frame must say.
+    fn each_piece<T: Value>(&mut self, peer: usize, bundle: &[u8], range: Range<usize>, mut decode: impl FnMut(&mut Self, &Expect, &[u8], Range<usize>)) {
         let chunk = self.chunk_values::<T>(range.len());
         let ranges = pieces(range, chunk);
         match frame::split_bundle(bundle) {
             Ok(frames) if frames.len() == ranges.len() => {
                 for (i, ((_, bytes), r)) in frames.into_iter().zip(&ranges).enumerate() {
                     let want = self.expect::<T>(Some(i), Some(ranges.len()), r.len());
-                    self.decode_at(peer, bytes, &want, work, r.clone());
+                    decode(self, &want, bytes, r.clone());
                 }
             }
             Ok(frames) => self.fail(CollError::BadMessage {
@@ -839,6 +873,28 @@ mod tests {
         // One value short: the piece layout differs and the bundle is refused.
         let mut c = call(&cfg);
         c.decode_pieces(0, &bundle, &mut out[..], 0..24);
+        assert!(c.finish(0, None).is_err());
+    }
+
+    /// Pieces of 10 values split at 10 (a piece boundary) and at 13 (inside the second
+    /// piece) land in their places on both sides; a split bundle of the wrong total is
+    /// refused.
+    #[test]
+    fn a_bundle_splits_into_a_head_and_a_tail_at_any_value() {
+        let mut cfg = raw_config();
+        cfg.pipeline_chunk_bytes = 40;
+        let values: Vec<f32> = (0..25).map(|i| i as f32 * 0.5).collect();
+        let bundle = call(&cfg).frames_of(&values[..], 0..25);
+        for seam in [10, 13, 0, 25] {
+            let mut c = call(&cfg);
+            let (mut head, mut tail) = (vec![f32::NAN; seam], vec![f32::NAN; 25 - seam]);
+            c.decode_pieces_split(0, &bundle, &mut head[..], &mut tail[..]);
+            assert!(c.finish(0, None).is_ok(), "seam {seam}");
+            assert_eq!((&head[..], &tail[..]), values.split_at(seam), "seam {seam}");
+        }
+        let mut c = call(&cfg);
+        let (mut head, mut tail) = (vec![0f32; 13], vec![0f32; 11]);
+        c.decode_pieces_split(0, &bundle, &mut head[..], &mut tail[..]);
         assert!(c.finish(0, None).is_err());
     }
 

@@ -269,19 +269,19 @@ fn scatter_recompress<T: Value, W: Place<T> + ?Sized>(call: &mut Call, tree: &Bi
             let bytes = call.comm.recv(parent, TAG_TREE);
             call.decode_pieces(parent, &bytes, recv, 0..recv.len());
         }
-        // An inner rank decodes its subtree's blocks into a buffer in virtual-rank
-        // order, keeps its own and compresses each child's again.
+        // An inner rank decodes its own block into the caller's output and its
+        // children's into a buffer in virtual-rank order (fresh pages: only what it
+        // passes on), and compresses each child's again.
         Some(parent) => {
             let off = tree.offsets(blocks, sub.clone());
-            let Some(mut ordered) = call.zeros(recv, off[off.len() - 1]) else { return };
+            let own = off[1];
+            let Some(mut theirs) = call.zeros(recv, off[off.len() - 1] - own) else { return };
             let bytes = call.comm.recv(parent, TAG_TREE);
-            let all = 0..ordered.len();
-            call.decode_pieces(parent, &bytes, &mut *ordered, all);
-            call.copy(recv, 0..off[1], &ordered, 0..off[1]);
+            call.decode_pieces_split(parent, &bytes, recv, &mut *theirs);
             for child in children {
-                let range = off[child.start - sub.start]..off[child.end - sub.start];
+                let range = off[child.start - sub.start] - own..off[child.end - sub.start] - own;
                 let values = range.len();
-                let frames = call.frames_of(&*ordered, range);
+                let frames = call.frames_of(&*theirs, range);
                 sends.push(call.isend::<T>(tree.rank_of(child.start), TAG_TREE, frames, values));
             }
         }
