@@ -178,7 +178,12 @@ fn main() {
          line first), which that floor does not bind.",
         szx::STREAMING_MIN_BYTES >> 20
     );
-    println!("Ours ran its {} copies of the block loops (the best this CPU has, at most what {} allows).", szx::active_isa().name(), szx::ENV_ISA);
+    println!(
+        "Ours ran its {} copies of the block loops (the best this CPU has, at most what {} allows); this CPU's BMI2 bit extract and deposit are {} (the AVX2 copy packs by them only if fast).",
+        szx::active_isa().name(),
+        szx::ENV_ISA,
+        if szx::fast_bit_deposits() { "fast" } else { "slow" }
+    );
     match &c {
         Some(c) => println!("C SZx: {}\n", c.describe()),
         None => println!("CCOLL_SZX_C is not set: the C SZx comparison was NOT run; ours only.\n"),

@@ -33,7 +33,7 @@ mod stores;
 use codec_kernels::reduce::ReduceOp;
 use codec_kernels::szx::{BlockKind, BlockPlan, Tolerance};
 
-pub use isa::{active as active_isa, Isa, ENV_ISA};
+pub use isa::{active as active_isa, fast_bit_deposits, Isa, ENV_ISA};
 pub use header::{SzxHeader, CHUNK_ENTRY_LEN, HEADER_LEN, MAGIC, MAX_CHUNK_VALUES, VERSION};
 pub use codec_kernels::szx::MAX_BLOCK_SIZE;
 pub use output::HUGE_PAGE_MIN_BYTES;
