@@ -636,15 +636,13 @@ impl Call {
     /// into a buffer of its own.
     pub fn decode_pieces_split<T: Value, W: Place<T> + ?Sized>(&mut self, peer: usize, bundle: &[u8], head: &mut W, tail: &mut W) {
         let (seam, n) = (head.len(), head.len() + tail.len());
-        self.each_piece::<T>(peer, bundle, 0..n, |call, want, bytes, r| match r.end <= seam {
-            true => {
+        self.each_piece::<T>(peer, bundle, 0..n, |call, want, bytes, r| {
+            if r.end <= seam {
                 call.decode_at(peer, bytes, want, head, r);
-            }
-            false if r.start >= seam => {
+            } else if r.start >= seam {
                 call.decode_at(peer, bytes, want, tail, r.start - seam..r.end - seam);
-            }
-            false => {
-                // The seam's piece: decoded whole, its values past the seam stay put.
+            } else {
+                // The seam's piece: decoded whole into a buffer of its own, then split.
                 let Some(mut piece) = call.zeros(head, r.len()) else { return };
                 if call.decode_at(peer, bytes, want, &mut *piece, 0..r.len()) {
                     let first = seam - r.start;

@@ -769,8 +769,8 @@ fn on_path(all: usize, size: usize, depth: usize) -> Load {
 /// decoded as they come, while the root copies its own block into its output.
 /// CPR-P2P (`recompress`): whole messages; the root copies its own block and compresses
 /// its children's straight from the caller's input (root 0: every child's blocks lie
-/// there in order), an inner rank decodes its subtree's blocks into a buffer it
-/// allocates, copies its own out and compresses its children's again, and a leaf decodes
+/// there in order), an inner rank decodes its own block into the caller's output and its
+/// children's into a buffer it allocates, and compresses those again, and a leaf decodes
 /// its block straight into the caller's output;
 /// along the deepest path a rank of subtree size `s` compresses and sends the `s / 2`
 /// blocks of its deepest child first (eager), or all `s - 1` before that child can go on
@@ -802,10 +802,11 @@ fn tree_scatter(t: &Terms, m: f64, recompress: bool) -> f64 {
     }
     // An inner rank decodes its own block into the caller's output, its children's into
     // a buffer the call allocates (`call.zeros`): fresh pages, which the deepest path's
-    // rank of each level ([`on_path`]) writes as it decodes. A parent compresses and sends its children's blocks child by child, the
-    // deepest subtree (half of its own) first: an eager message leaves then, and the
-    // deepest child goes on; a rendezvous one waits until the parent has compressed for
-    // every child, and its link carries them all.
+    // rank of each level ([`on_path`]) writes as it decodes. A parent compresses and
+    // sends its children's blocks child by child, the deepest subtree (half of its own)
+    // first: an eager message leaves then, and the deepest child goes on; a rendezvous
+    // one waits until the parent has compressed for every child, and its link carries
+    // them all.
     let mut time = 0.0;
     let mut size = all;
     let mut depth = 0;
