@@ -46,7 +46,11 @@ impl Profile {
     /// The (bytes, compression, decompression) shares of chunk `i` of `k` equal chunks
     /// (each piece's share spread evenly over its values).
     fn chunk(&self, i: usize, k: usize) -> (f64, f64, f64) {
-        let (lo, hi) = (i as f64 / k as f64, (i + 1) as f64 / k as f64);
+        self.span(i as f64 / k as f64, (i + 1) as f64 / k as f64)
+    }
+
+    /// The same shares of the values from fraction `lo` to `hi` of the message.
+    fn span(&self, lo: f64, hi: f64) -> (f64, f64, f64) {
         let n = PROFILE_PIECES as f64;
         let over = |shares: &[f64; PROFILE_PIECES]| {
             (0..PROFILE_PIECES).map(|j| shares[j] * ((hi.min((j + 1) as f64 / n) - lo.max(j as f64 / n)).max(0.0) * n)).sum::<f64>()
@@ -139,6 +143,10 @@ pub struct Params {
     /// How the broadcast vector's bytes and codec work spread over its chunks (C-Coll's
     /// Bcast, whose receivers decode each chunk as it arrives).
     pub profile: Profile,
+    /// The same for a Scatter root's whole input, every rank's block in rank order: a
+    /// field's blocks differ (rtm's last one compresses about five times as far as the
+    /// root's three together), and CPR-P2P's deepest path carries the last ones.
+    pub scatter_input: Profile,
     /// Slowdown of the passes a rank runs itself (codec, reduction, range scan) while
     /// several ranks of a host compute at once, against the same work alone (shared
     /// caches and memory bandwidth, caches refilled after each time slice): 1 for a rank
@@ -211,6 +219,7 @@ impl Params {
         domain_reduce_bytes_per_s: None,
         ratio: 1.0,
         profile: Profile::UNIFORM,
+        scatter_input: Profile::UNIFORM,
         contention: 1.0,
         peer_work: 1.0,
         host_cores: 1.0,
@@ -774,7 +783,9 @@ fn on_path(all: usize, size: usize, depth: usize) -> Load {
 /// its block straight into the caller's output;
 /// along the deepest path a rank of subtree size `s` compresses and sends the `s / 2`
 /// blocks of its deepest child first (eager), or all `s - 1` before that child can go on
-/// (rendezvous).
+/// (rendezvous). The call ends with the later of that path's leaf and the root's last
+/// child, whose block the root compresses last: with unlike blocks (an easy last half)
+/// it can be the later one.
 fn tree_scatter(t: &Terms, m: f64, recompress: bool) -> f64 {
     let p = t.p;
     let all = p.ranks.max(1);
@@ -803,30 +814,54 @@ fn tree_scatter(t: &Terms, m: f64, recompress: bool) -> f64 {
     // An inner rank decodes its own block into the caller's output, its children's into
     // a buffer the call allocates (`call.zeros`): fresh pages, which the deepest path's
     // rank of each level ([`on_path`]) writes as it decodes. A parent compresses and
-    // sends its children's blocks child by child, the deepest subtree (half of its own)
-    // first: an eager message leaves then, and the deepest child goes on; a rendezvous
-    // one waits until the parent has compressed for every child, and its link carries
-    // them all.
+    // sends its children's blocks child by child, the deepest subtree (the last half of
+    // its own) first: an eager message leaves then, and the deepest child goes on; a
+    // rendezvous one waits until the parent has compressed for every child, and its
+    // link carries them all. Each set of blocks is priced at its own share of the input's
+    // bytes and codec work ([`Params::scatter_input`]).
+    let others = all as f64 - 1.0;
+    let rest = p.scatter_input.span(1.0 / all as f64, 1.0);
+    let blocks = |from: usize, to: usize| {
+        let (bytes, comp, decomp) = p.scatter_input.span(from as f64 / all as f64, to as f64 / all as f64);
+        Blocks { coded: others * m * bytes / rest.0 / p.ratio, comp: others * m * comp / rest.1, decomp: others * m * decomp / rest.2 }
+    };
     let mut time = 0.0;
-    let mut size = all;
-    let mut depth = 0;
+    let (mut from, mut size, mut depth) = (0, all, 0);
     while size > 1 {
         let (load, s) = (on_path(all, size, depth), size as f64);
-        let deepest = size.div_ceil(2) as f64;
-        let sent = if deepest * m / p.ratio <= p.eager_bytes { deepest } else { s - 1.0 };
+        let deepest = size.div_ceil(2);
+        let eager = blocks(from + size - deepest, from + size).coded <= p.eager_bytes;
+        let sent = if eager { blocks(from + size - deepest, from + size) } else { blocks(from + 1, from + size) };
         // One burst; then the first bytes on the parent's link in this call (rested).
         let work = if size == all {
-            t.burst(t.copy(m, load) + t.comp(sent * m, load), load)
+            t.burst(t.copy(m, load) + t.comp(sent.comp, load), load)
         } else {
-            t.burst(t.fresh((s - 1.0) * m, (s - 1.0) * m, load) + t.decomp(s * m, load) + t.recomp(sent * m, load), load)
+            t.burst(t.fresh((s - 1.0) * m, (s - 1.0) * m, load) + t.decomp(blocks(from, from + size).decomp, load) + t.recomp(sent.comp, load), load)
         };
-        time += work + p.alpha_s + t.wire_rested(sent * m / p.ratio);
-        size = size.div_ceil(2);
-        depth += 1;
+        time += work + p.alpha_s + t.wire_rested(sent.coded);
+        (from, size, depth) = (from + size - deepest, deepest, depth + 1);
     }
     // The last rank decodes its block into the caller's output.
     let leaf = on_path(all, 1, all);
-    time + t.burst(t.decomp(m, leaf), leaf)
+    let deepest_path = time + t.burst(t.decomp(blocks(from, from + 1).decomp, leaf), leaf);
+    if all <= 2 {
+        return deepest_path;
+    }
+    // The root's last child (virtual rank 1, a leaf): its block leaves once the root has
+    // compressed every other one, and it decodes beside the deepest subtrees' ranks.
+    let (root, own, beside) = (on_path(all, all, 0), blocks(1, 2), on_path(all, 1, 1));
+    let all_sent = blocks(1, all);
+    let on_link = if own.coded <= p.eager_bytes { own.coded } else { all_sent.coded };
+    let last = t.burst(t.copy(m, root) + t.comp(all_sent.comp, root), root) + p.alpha_s + t.wire_rested(on_link) + t.burst(t.decomp(own.decomp, beside), beside);
+    deepest_path.max(last)
+}
+
+/// A set of a Scatter root's blocks: its compressed bytes, and the uncompressed bytes
+/// that would take as long to compress and to decode at the call's speeds.
+struct Blocks {
+    coded: f64,
+    comp: f64,
+    decomp: f64,
 }
 
 /// C-Coll binomial-tree Gather of blocks of `m` bytes, in `k` chunks each: every other
@@ -1200,6 +1235,33 @@ mod tests {
         // 1 again for theirs, the links carry 4, then 2, then 1.
         let cpr = (4.0 + 4.0 + 2.0 + 2.0 + 1.0 + 1.0) * m / 500e6 + 3.0 * 50e-6 + 7.0 * wire;
         assert!(close(time_s(Scatter, CprP2p, m, &p).unwrap(), cpr), "{}", time_s(Scatter, CprP2p, m, &p).unwrap());
+    }
+
+    #[test]
+    fn a_cpr_p2p_scatter_prices_each_path_at_its_own_blocks() {
+        // 4 ranks, blocks of 8 MB; the root's three (1-3) at ratio 10 together, 24 MB of
+        // compression and decoding at the call's speeds, split by the blocks' shares
+        // (each block four pieces of the profile).
+        let by_block = |b: [f64; 4]| core::array::from_fn(|i| b[i / (PROFILE_PIECES / 4)] / (PROFILE_PIECES / 4) as f64);
+        let input = |bytes, work| Profile { bytes: by_block(bytes), comp: by_block(work), decomp: by_block(work) };
+        let (m, p) = (8e6, params(4));
+        let t = |scatter_input| time_s(Scatter, CprP2p, m, &Params { scatter_input, ..p }).unwrap();
+        let ms = |x: f64| x * 1e-3;
+        // An easy last half (rtm's): the deepest path (root, 2, 3) compresses 9.6 MB,
+        // sends 0.48 MB, decodes 9.6 and compresses 4.8 again, sends 0.16, decodes 4.8:
+        // 62.8 ms. The root's last child gets block 1 after the root compressed all
+        // 24 MB (48 ms), 1.92 MB on the link, 14.4 MB to decode: the later one.
+        let easy_end = input([0.25, 0.6, 0.1, 0.05], [0.25, 0.45, 0.15, 0.15]);
+        assert!(close(t(easy_end), 48.0e-3 + 50e-6 + 1.92e6 / 125e6 + ms(28.8)), "{}", t(easy_end));
+        // A heavy block 2: the deepest path compresses 20.8 MB (2.24 MB sent), decodes
+        // 20.8 and compresses 4.8 again (0.16 MB sent), decodes 4.8.
+        let heavy_middle = input([0.25, 0.05, 0.65, 0.05], [0.25, 0.1, 0.5, 0.15]);
+        let deepest = ms(41.6) + 2.24e6 / 125e6 + ms(51.2) + 0.16e6 / 125e6 + ms(9.6) + 2.0 * 50e-6;
+        assert!(close(t(heavy_middle), deepest), "{}", t(heavy_middle));
+        // Alike blocks: the deepest path, 2 + 2 + 1 + 1 blocks of codec work, 2 + 1 on
+        // the links.
+        let alike = 6.0 * m / 500e6 + 2.0 * 50e-6 + 3.0 * m / 10.0 / 125e6;
+        assert!(close(t(Profile::UNIFORM), alike), "{}", t(Profile::UNIFORM));
     }
 
     #[test]

@@ -93,6 +93,9 @@ pub struct Calibration {
     /// How the field's bytes and codec work spread over its pieces (the Bcast's vector,
     /// [`collectives::model::Profile`]).
     pub profile: Profile,
+    /// The same over a Scatter root's input at 64 MiB a block ([`Fields`]'s
+    /// `scattered`, coded with the bound over all of it).
+    pub scatter_input: Profile,
     /// The machine's pace when the codec was measured (`None` where its figures were
     /// given).
     pub pace: Option<Pace>,
@@ -171,6 +174,7 @@ impl Calibration {
             ratio,
             other_ratios: Vec::new(),
             profile: Profile::UNIFORM,
+            scatter_input: Profile::UNIFORM,
             pace: None,
             measured: false,
         }
@@ -194,8 +198,7 @@ impl Calibration {
         // the compressor does (2200 against 3200 MB/s at ratio 4.7).
         let jobs = [(&data[..], &data[..], codec), (summed, summed, codec), (&scattered[VALUES..], scattered, codec), (summed, summed, finer(&codec, LOW_RATIO_BOUND))];
         let [at, sum, tail, low]: [Pass; 4] = measure_passes(&jobs, &exec)?.try_into().map_err(|_| "one pass per job")?;
-        let pieces: Vec<_> = data.chunks(VALUES / PROFILE_PIECES).map(|piece| (piece, &data[..], codec)).collect();
-        let profile = profile_of(&measure_passes(&pieces, &exec)?);
+        let (profile, scatter_input) = (profile_of(data, codec, &exec)?, profile_of(scattered, codec, &exec)?);
         let passes = [&at, &sum, &tail, &low];
         let cost = |f: fn(&Pass) -> f64| PassCost::through(&passes.map(|x| (x.ratio, 1.0 / f(x))));
         // The compressed-domain reduction: a field with another (two snapshots' sum), and
@@ -214,6 +217,7 @@ impl Calibration {
             ratio: at.ratio,
             other_ratios: vec![sum.ratio, tail.ratio, low.ratio],
             profile,
+            scatter_input,
             pace: Some(pace),
             measured: true,
         })
@@ -304,6 +308,7 @@ impl Calibration {
             scan_bytes_per_s: (m.scan_bytes_per_s * cores).min(mem),
             ratio,
             profile: self.profile,
+            scatter_input: self.scatter_input,
             ..Params::IDEAL
         }
     }
@@ -317,12 +322,13 @@ impl Calibration {
             .map(|&r| format!(" ({:.0} / {:.0} / {:.0} / {} MB/s at ratio {r:.2})", mbps(&self.compress, r), mbps(&self.decompress, r), mbps(&self.recompress, r), domain(r)))
             .collect();
         let percent = |shares: &[f64]| shares.iter().map(|s| format!("{:.0}", s * 100.0)).collect::<Vec<_>>().join("/");
-        let profile = if self.profile == Profile::UNIFORM {
-            String::new()
-        } else {
-            let Profile { bytes, decomp, .. } = &self.profile;
-            format!("; the field's {PROFILE_PIECES} pieces hold {}% of its compressed bytes and take {}% of its decoding", percent(bytes), percent(decomp))
+        let spread = |what: &str, p: &Profile| {
+            if *p == Profile::UNIFORM {
+                return String::new();
+            }
+            format!("; {what}'s {PROFILE_PIECES} pieces hold {}% of its compressed bytes and take {}% of its decoding", percent(&p.bytes), percent(&p.decomp))
         };
+        let profile = spread("the field", &self.profile) + &spread("a Scatter root's input", &self.scatter_input);
         let pace = self.pace.map_or(String::new(), |p| format!("; the machine's pace meanwhile (the probe, one thread): compress {:.0} MB/s, decode {:.0} MB/s (every core compressing: {:.0} MB/s a thread)", p.comp / 1e6, p.decomp / 1e6, p.shared / 1e6));
         format!(
             "calibration ({}, per thread, CPU time): compress {:.0} MB/s, decompress {:.0} MB/s, compress its decoded output {:.0} MB/s, compressed-domain reduction {} MB/s at ratio {:.2}{others}{profile}; reduce {:.0} MB/s; writing fresh memory {:.0} MB/s (reused heap {:.0} MB/s), freeing it {:.0} MB/s; copying {:.0} MB/s; value-range scan {:.0} MB/s; memory traffic per core with all cores streaming {:.0} MB/s{pace}",
@@ -449,8 +455,16 @@ fn measure_passes(jobs: &[(&[f32], &[f32], Codec)], backend: &Backend) -> Result
 }
 
 /// The shares of the compressed bytes, compression and decompression time of each of
-/// equal pieces of one field, from their passes.
-fn profile_of(pieces: &[Pass]) -> Profile {
+/// [`PROFILE_PIECES`] equal pieces of `field`, each coded with the bound over the whole
+/// field.
+fn profile_of(field: &[f32], codec: Codec, backend: &Backend) -> Result<Profile, String> {
+    let pieces: Vec<_> = field.chunks(field.len().div_ceil(PROFILE_PIECES)).map(|piece| (piece, field, codec)).collect();
+    Ok(shares_of(&measure_passes(&pieces, backend)?))
+}
+
+/// The shares of each of `pieces`' passes in their compressed bytes, compression and
+/// decompression time.
+fn shares_of(pieces: &[Pass]) -> Profile {
     let shares = |f: fn(&Pass) -> f64| {
         let each: Vec<f64> = pieces.iter().map(|x| 1.0 / f(x)).collect();
         let all: f64 = each.iter().sum();
@@ -927,8 +941,7 @@ mod tests {
         let len = PROFILE_PIECES << 14;
         let data: Vec<f32> = (0..len).map(|i| if i < len / 4 { (i as f32 * 0.37).sin() * 100.0 } else { 0.0 }).collect();
         let exec = Backend::with_executor(CpuExecutor::new(1).unwrap());
-        let pieces: Vec<_> = data.chunks(len / PROFILE_PIECES).map(|piece| (piece, &data[..], Codec::szx(ErrorBound::Rel(1e-3)))).collect();
-        let profile = profile_of(&measure_passes(&pieces, &exec).unwrap());
+        let profile = profile_of(&data, Codec::szx(ErrorBound::Rel(1e-3)), &exec).unwrap();
         for shares in [profile.bytes, profile.comp, profile.decomp] {
             assert!((shares.iter().sum::<f64>() - 1.0).abs() < 1e-9, "{shares:?}");
         }

@@ -510,6 +510,7 @@ mod tests {
             ratio: 30.0,
             other_ratios: Vec::new(),
             profile: collectives::model::Profile::UNIFORM,
+            scatter_input: collectives::model::Profile::UNIFORM,
             pace: None,
             measured: false,
         }
