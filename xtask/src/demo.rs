@@ -160,7 +160,7 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
     let rows = passes.middle();
     let pace_path = out.join("pace.csv");
     atomic_file::write(&pace_path, model::pace::to_csv(&runs, &paces).as_bytes())?;
-    let description = cluster.describe();
+    let (description, latency_emulated) = (cluster.describe(), cluster.latency_emulated);
     drop(cluster);
     println!("cluster down");
 
@@ -193,7 +193,10 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
     }
     println!("csv: {}", csv_path.display());
     let efficiency = probe.bytes_per_s * 8.0 / a.shape.link as f64;
-    match model_report((&csv_path, &pace_path), &a.shape, (efficiency, &duplex), runnable_before) {
+    // The model is told the latency the links had: none added where the kernel lacks
+    // netem.
+    let emulated = Shape { latency: if latency_emulated { a.shape.latency } else { Duration::ZERO }, ..a.shape.clone() };
+    match model_report((&csv_path, &pace_path), &emulated, (efficiency, &duplex), runnable_before) {
         Ok(text) => {
             println!("\n{text}");
             atomic_file::write(&out.join("model.md"), text.as_bytes())?;
