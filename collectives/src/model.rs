@@ -830,8 +830,8 @@ fn tree_scatter(t: &Terms, m: f64, recompress: bool) -> f64 {
     while size > 1 {
         let (load, s) = (on_path(all, size, depth), size as f64);
         let deepest = size.div_ceil(2);
-        let eager = blocks(from + size - deepest, from + size).coded <= p.eager_bytes;
-        let sent = if eager { blocks(from + size - deepest, from + size) } else { blocks(from + 1, from + size) };
+        let child = blocks(from + size - deepest, from + size);
+        let sent = if child.coded <= p.eager_bytes { child } else { blocks(from + 1, from + size) };
         // One burst; then the first bytes on the parent's link in this call (rested).
         let work = if size == all {
             t.burst(t.copy(m, load) + t.comp(sent.comp, load), load)
