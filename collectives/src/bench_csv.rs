@@ -3,17 +3,18 @@
 //! `plot`) read back. The columns from `comp_ratio_min` on were added after the others,
 //! so that readers by position keep working; CSVs written before them have twelve to
 //! fifteen, and their rows read a missing ratio as the one before it (`comp_ratio`,
-//! then `comp_ratio_min`), and a missing `cpu_us` or codec columns as not measured. The
-//! codec columns are docs/collectives.md's `codec_cpu`.
+//! then `comp_ratio_min`), a missing `cpu_us` or codec columns as not measured, and
+//! the nine codec columns without the two scan columns after them as a call whose scan
+//! was not timed. The codec columns are docs/collectives.md's `codec_cpu`.
 
 /// The header line.
-pub const HEADER: &str = "op,algo,codec,ranks,bytes,lat_avg_us,lat_min_us,lat_max_us,comp_ratio,max_abs_err,bound,bound_ok,comp_ratio_min,comp_ratio_steps,cpu_us,comp_raw_bytes,comp_coded_bytes,comp_faulted_bytes,comp_cpu_us,decomp_raw_bytes,decomp_coded_bytes,decomp_reduced_bytes,decomp_faulted_bytes,decomp_cpu_us";
+pub const HEADER: &str = "op,algo,codec,ranks,bytes,lat_avg_us,lat_min_us,lat_max_us,comp_ratio,max_abs_err,bound,bound_ok,comp_ratio_min,comp_ratio_steps,cpu_us,comp_raw_bytes,comp_coded_bytes,comp_faulted_bytes,comp_cpu_us,decomp_raw_bytes,decomp_coded_bytes,decomp_reduced_bytes,decomp_faulted_bytes,decomp_cpu_us,scan_raw_bytes,scan_cpu_us";
 
-/// One direction of the codec passes of all ranks together in a call: the ranks'
+/// One kind of codec pass of all ranks together in a call: the ranks'
 /// [`crate::CodecPass`] tallies of their median calls, summed.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Pass {
-    /// Uncompressed bytes read (compression) or written (decoding).
+    /// Uncompressed bytes read (compression, scan) or written (decoding).
     pub raw_bytes: f64,
     /// Compressed bytes written or read.
     pub coded_bytes: f64,
@@ -31,6 +32,9 @@ pub struct Pass {
 pub struct CodecWork {
     pub compress: Pass,
     pub decompress: Pass,
+    /// The value-range scan (bytes and CPU time only; zeros in a CSV from before the
+    /// scan columns).
+    pub scan: Pass,
 }
 
 /// One measurement.
@@ -67,7 +71,7 @@ impl Row {
     /// Parses one data line; `None` for the header, blank lines and anything else.
     pub fn parse(line: &str) -> Option<Row> {
         let f: Vec<&str> = line.trim().split(',').map(str::trim).collect();
-        if !(12..=24).contains(&f.len()) || f[0] == "op" {
+        if !(12..=26).contains(&f.len()) || f.len() == 25 || f[0] == "op" {
             return None;
         }
         let num = |i: usize| f[i].parse::<f64>().ok();
@@ -92,16 +96,20 @@ impl Row {
             comp_ratio_min: f.get(12).and_then(|x| x.parse().ok()).or(num(8)).unwrap_or(1.0),
             comp_ratio_steps: f.get(13).or(f.get(12)).and_then(|x| x.parse().ok()).or(num(8)).unwrap_or(1.0),
             cpu_us: f.get(14).and_then(|x| x.parse().ok()),
-            codec_work: match f.get(15..24) {
+            codec_work: match (f.get(15..24), f.get(24..26)) {
                 // Not timed (ccoll-bench without --time-codec).
-                Some(c) if c.iter().all(|x| x.is_empty()) => None,
-                Some(c) => {
-                    let v: Vec<f64> = c.iter().map(|x| x.parse().ok()).collect::<Option<_>>()?;
+                (Some(c), scan) if c.iter().chain(scan.unwrap_or_default()).all(|x| x.is_empty()) => None,
+                (Some(c), scan) => {
+                    let v: Vec<f64> = c.iter().chain(scan.unwrap_or_default()).map(|x| x.parse().ok()).collect::<Option<_>>()?;
                     let pass = |raw_bytes, coded_bytes, reduced_bytes, faulted_bytes, cpu_us: f64| Pass { raw_bytes, coded_bytes, reduced_bytes, faulted_bytes, cpu_s: cpu_us * 1e-6 };
-                    Some(CodecWork { compress: pass(v[0], v[1], 0.0, v[2], v[3]), decompress: pass(v[4], v[5], v[6], v[7], v[8]) })
+                    Some(CodecWork {
+                        compress: pass(v[0], v[1], 0.0, v[2], v[3]),
+                        decompress: pass(v[4], v[5], v[6], v[7], v[8]),
+                        scan: v.get(9..11).map_or_else(Pass::default, |s| pass(s[0], 0.0, 0.0, 0.0, s[1])),
+                    })
                 }
-                None if f.len() <= 15 => None,
-                None => return None,
+                (None, _) if f.len() <= 15 => None,
+                (None, _) => return None,
             },
         })
     }
@@ -117,12 +125,12 @@ impl Row {
     }
 
     /// The row as a CSV line in [`HEADER`] order: an unchecked error and verdict as
-    /// `nan` and `n/a`, nine empty codec fields where the codec was not timed.
+    /// `nan` and `n/a`, eleven empty codec fields where the codec was not timed.
     pub fn to_csv(&self) -> String {
         let (err, ok) = (self.err_field(), self.verdict_field());
-        let codec = self.codec_work.map_or_else(|| ",".repeat(8), |CodecWork { compress: c, decompress: d }| {
+        let codec = self.codec_work.map_or_else(|| ",".repeat(10), |CodecWork { compress: c, decompress: d, scan }| {
             format!(
-                "{:.0},{:.0},{:.0},{:.1},{:.0},{:.0},{:.0},{:.0},{:.1}",
+                "{:.0},{:.0},{:.0},{:.1},{:.0},{:.0},{:.0},{:.0},{:.1},{:.0},{:.1}",
                 c.raw_bytes,
                 c.coded_bytes,
                 c.faulted_bytes,
@@ -131,7 +139,9 @@ impl Row {
                 d.coded_bytes,
                 d.reduced_bytes,
                 d.faulted_bytes,
-                d.cpu_s * 1e6
+                d.cpu_s * 1e6,
+                scan.raw_bytes,
+                scan.cpu_s * 1e6
             )
         });
         format!(
@@ -245,9 +255,17 @@ mod tests {
         assert_eq!((w.compress.raw_bytes, w.compress.coded_bytes, w.compress.reduced_bytes, w.compress.faulted_bytes), (268435456.0, 15656397.0, 0.0, 285810.0));
         assert_eq!((w.decompress.raw_bytes, w.decompress.coded_bytes, w.decompress.reduced_bytes, w.decompress.faulted_bytes), (469762048.0, 34430829.0, 201326592.0, 33678.0));
         assert!((w.compress.cpu_s - 0.0550239).abs() < 1e-12 && (w.decompress.cpu_s - 0.0759642).abs() < 1e-12, "{w:?}");
+        assert_eq!(w.scan, Pass::default(), "a row from before the scan columns");
         assert_eq!(Row::parse(&r.to_csv()).unwrap(), *r);
-        // Some of the codec columns, or one that does not parse: not a row.
+        // With the scan columns; one of them alone is not a row.
         let line = text.lines().nth(1).unwrap();
+        let scanned = Row::parse(&format!("{line},268435456,16500.5")).unwrap();
+        let scan = scanned.codec_work.unwrap().scan;
+        assert!(scan.raw_bytes == 268435456.0 && (scan.cpu_s - 0.0165005).abs() < 1e-12 && scan.coded_bytes == 0.0, "{scan:?}");
+        assert_eq!(Row::parse(&scanned.to_csv()).unwrap(), scanned);
+        assert!(scanned.to_csv().ends_with(",75964.2,268435456,16500.5"), "{}", scanned.to_csv());
+        assert!(Row::parse(&format!("{line},268435456")).is_none());
+        // Some of the codec columns, or one that does not parse: not a row.
         assert!(Row::parse(line.rsplit_once(',').unwrap().0).is_none());
         assert!(Row::parse(&line.replace(",75964.2", ",x")).is_none());
         // Nine empty ones: not timed.
@@ -272,7 +290,7 @@ mod tests {
         assert_eq!((plain.comp_ratio, plain.max_abs_err, plain.bound), (1.0, Some(0.0), 0.0));
         // Not checked (ccoll-bench without --check): no error and no verdict, written
         // back as such, never as a pass.
-        let unchecked = Row::parse("bcast,c-coll,szx-rel=1e-3,4,16,10.0,9.0,11.0,3.5,nan,1e-3,n/a,3.5,3.5,1.5,,,,,,,,,").unwrap();
+        let unchecked = Row::parse("bcast,c-coll,szx-rel=1e-3,4,16,10.0,9.0,11.0,3.5,nan,1e-3,n/a,3.5,3.5,1.5,,,,,,,,,,,").unwrap();
         assert_eq!((unchecked.max_abs_err, unchecked.bound_ok), (None, None));
         assert_eq!(Row::parse(&unchecked.to_csv()).unwrap(), unchecked);
         assert!(unchecked.to_csv().contains(",nan,1.000e-3,n/a,"), "{}", unchecked.to_csv());

@@ -8,7 +8,7 @@
 use codec_host::szx::ErrorBound;
 use core::ops::Range;
 
-use codec_host::{Backend, Codec, OutputWrites, ZfpMode};
+use codec_host::{Backend, BackendKind, Codec, OutputWrites, ZfpMode};
 
 use crate::accuracy;
 use crate::agree::{agree, Signature};
@@ -99,6 +99,8 @@ pub(crate) fn begin<T: Value, W: Place<T> + ?Sized>(
     agree_first: bool,
 ) -> Result<Call> {
     let cfg = setup.cfg;
+    // Before the scan below, which the tally counts.
+    let codec_before = codec_port::tally();
     let watch = watchdog::enter(|| format!("{} ({algorithm}) on a communicator of {} ranks", setup.op, comm.size)).unwrap_or_else(|e| {
         setup.local_error.get_or_insert(e);
         None
@@ -131,7 +133,10 @@ pub(crate) fn begin<T: Value, W: Place<T> + ?Sized>(
         setup.local_error.get_or_insert(e.into());
     }
     let local_range = if needs_range(&cfg.codec) {
-        input.finite_range(range).unwrap_or_else(|e| {
+        // Timed like the codec's passes on the CPU backend (device buffers need the
+        // CUDA backend): it reads the whole input.
+        let timed = cfg.time_codec && backend.kind() == BackendKind::Cpu;
+        codec_port::tally_scan(timed, range.len() * size_of::<T>(), || input.finite_range(range)).unwrap_or_else(|e| {
             setup.local_error.get_or_insert(e.into());
             None
         })
@@ -195,7 +200,7 @@ pub(crate) fn begin<T: Value, W: Place<T> + ?Sized>(
         fault: setup.local_error,
         exact,
         _watch: watch,
-        codec_before: codec_port::tally(),
+        codec_before,
     })
 }
 

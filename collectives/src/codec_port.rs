@@ -78,11 +78,45 @@ impl PieceCodec for HostCodec {
     }
 }
 
-/// The direction of a codec pass, for this thread's tally ([`tally`]).
+/// The kind of a codec pass, for this thread's tally ([`tally`]).
 #[derive(Clone, Copy)]
 enum Direction {
     Compress,
     Decompress,
+    Scan,
+}
+
+/// Runs `pass` and, where `timed`, adds its process CPU time, the memory it faulted in
+/// and the bytes `counted` gives for its result (`None`: a pass that made nothing, such
+/// as a refusal, is left out) to this thread's tally of `direction`.
+fn tally_pass<R>(timed: bool, direction: Direction, pass: impl FnOnce() -> R, counted: impl FnOnce(&R) -> Option<CodecPass>) -> R {
+    if !timed {
+        return pass();
+    }
+    let (t0, f0) = process_now();
+    let result = pass();
+    if let Some(bytes) = counted(&result) {
+        let (t1, f1) = process_now();
+        let done = CodecPass { cpu_s: t1 - t0, faulted_bytes: f1 - f0, ..bytes };
+        TALLY.with(|t| {
+            let mut all = t.get();
+            let tally = match direction {
+                Direction::Compress => &mut all.compress,
+                Direction::Decompress => &mut all.decompress,
+                Direction::Scan => &mut all.scan,
+            };
+            *tally = tally.plus(&done);
+            t.set(all);
+        });
+    }
+    result
+}
+
+/// Runs `scan`, the finite value range of `bytes` bytes of host input, and where
+/// `timed` adds it to this thread's tally ([`CodecCpu::scan`]; a failed scan is left
+/// out).
+pub(crate) fn tally_scan<R, E>(timed: bool, bytes: usize, scan: impl FnOnce() -> Result<R, E>) -> Result<R, E> {
+    tally_pass(timed, Direction::Scan, scan, |done| done.is_ok().then_some(CodecPass { raw_bytes: bytes as u64, ..CodecPass::default() }))
 }
 
 thread_local! {
@@ -143,30 +177,9 @@ impl HostCodec {
         )
     }
 
-    /// Runs `pass` and, where timed on the CPU backend, adds its process CPU time, the
-    /// memory it faulted in and the bytes `counted` gives for its result (`None`: a pass
-    /// that made nothing, such as a refusal, is left out) to this thread's tally of
-    /// `direction`.
+    /// [`tally_pass`] where timed on the CPU backend.
     fn tallied<R>(&self, direction: Direction, pass: impl FnOnce() -> R, counted: impl FnOnce(&R) -> Option<CodecPass>) -> R {
-        if !self.timed || self.backend.kind() != BackendKind::Cpu {
-            return pass();
-        }
-        let (t0, f0) = process_now();
-        let result = pass();
-        if let Some(bytes) = counted(&result) {
-            let (t1, f1) = process_now();
-            let done = CodecPass { cpu_s: t1 - t0, faulted_bytes: f1 - f0, ..bytes };
-            TALLY.with(|t| {
-                let mut all = t.get();
-                let tally = match direction {
-                    Direction::Compress => &mut all.compress,
-                    Direction::Decompress => &mut all.decompress,
-                };
-                *tally = tally.plus(&done);
-                t.set(all);
-            });
-        }
-        result
+        tally_pass(self.timed && self.backend.kind() == BackendKind::Cpu, direction, pass, counted)
     }
 
     /// Checks that `bytes` is one stream of exactly `values` values of type `T`.
@@ -285,6 +298,16 @@ mod tests {
         assert_eq!((t.compress.raw_bytes, t.compress.coded_bytes, t.compress.reduced_bytes), (raw, coded, 0), "{t:?}");
         assert_eq!((t.decompress.raw_bytes, t.decompress.coded_bytes, t.decompress.reduced_bytes), (3 * raw, 3 * coded, 2 * raw), "{t:?}");
         assert!(t.compress.cpu_s > 0.0 && t.decompress.cpu_s > 0.0, "{t:?}");
+        assert_eq!(t.scan, CodecPass::default(), "no scan ran");
+        // A scan is its own pass; a failed one and an untimed one are not counted.
+        let before = tally();
+        let range = tally_scan(true, 400_000, || Ok::<_, ()>(<f32 as codec_host::Element>::finite_range(&values)));
+        assert_eq!(tally_scan(true, 8, || Err::<(), _>(())), Err(()));
+        assert_eq!(tally_scan(false, 8, || Ok::<_, ()>(())), Ok(()));
+        let t = tally().since(&before);
+        assert_eq!(range, Ok(<f32 as codec_host::Element>::finite_range(&values)), "the scan's own result");
+        assert_eq!((t.scan.raw_bytes, t.scan.coded_bytes, t.compress, t.decompress), (400_000, 0, CodecPass::default(), CodecPass::default()), "{t:?}");
+        assert!(t.scan.cpu_s > 0.0, "{t:?}");
         // Decoding into pages mapped but never written faults each in (the process's
         // faults: other test threads may add theirs).
         let len = values.len() * 4;

@@ -48,7 +48,8 @@ pub struct CollStats {
     pub codec_cpu: CodecCpu,
 }
 
-/// The CPU time and bytes of a call's codec passes on one rank, by direction.
+/// The CPU time and bytes of a call's codec passes on one rank: each direction, and the
+/// value-range scan a relative bound needs.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CodecCpu {
     /// Compressions (ZFP's check that a stream keeps its promise included).
@@ -56,12 +57,16 @@ pub struct CodecCpu {
     /// Decodes, alone or with the reduction that adds the decoded values as they come
     /// (SZx on the CPU): [`CodecPass::reduced_bytes`] counts the latter's values.
     pub decompress: CodecPass,
+    /// The scan of this rank's input for its finite value range, which a relative
+    /// bound resolves against: [`CodecPass::raw_bytes`] counts the bytes read (nothing
+    /// is coded, so the other byte counts stay 0).
+    pub scan: CodecPass,
 }
 
-/// One direction's codec passes in a call.
+/// One kind of codec pass in a call.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CodecPass {
-    /// Uncompressed bytes the passes read (compression) or wrote (decoding).
+    /// Uncompressed bytes the passes read (compression, scan) or wrote (decoding).
     pub raw_bytes: u64,
     /// Compressed bytes they wrote or read.
     pub coded_bytes: u64,
@@ -100,14 +105,14 @@ impl CodecPass {
 }
 
 impl CodecCpu {
-    /// The sum of two tallies, each direction.
+    /// The sum of two tallies, each pass.
     pub fn plus(&self, o: &CodecCpu) -> CodecCpu {
-        CodecCpu { compress: self.compress.plus(&o.compress), decompress: self.decompress.plus(&o.decompress) }
+        CodecCpu { compress: self.compress.plus(&o.compress), decompress: self.decompress.plus(&o.decompress), scan: self.scan.plus(&o.scan) }
     }
 
-    /// What was added to `earlier` to make this tally, each direction.
+    /// What was added to `earlier` to make this tally, each pass.
     pub fn since(&self, earlier: &CodecCpu) -> CodecCpu {
-        CodecCpu { compress: self.compress.since(&earlier.compress), decompress: self.decompress.since(&earlier.decompress) }
+        CodecCpu { compress: self.compress.since(&earlier.compress), decompress: self.decompress.since(&earlier.decompress), scan: self.scan.since(&earlier.scan) }
     }
 }
 

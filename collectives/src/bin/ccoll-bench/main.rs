@@ -372,16 +372,29 @@ fn steps_ratio(world: &SimpleCommunicator, sizes: &[(u64, u64)]) -> f64 {
 }
 
 /// The codec passes of all ranks together, from this rank's `mine`: bytes and CPU
-/// seconds, each direction.
+/// seconds, each direction and the scan.
 fn codec_of_ranks(world: &SimpleCommunicator, mine: &CodecCpu) -> CodecWork {
-    let (c, d) = (&mine.compress, &mine.decompress);
-    let mine = [c.raw_bytes as f64, c.coded_bytes as f64, c.faulted_bytes as f64, c.cpu_s, d.raw_bytes as f64, d.coded_bytes as f64, d.reduced_bytes as f64, d.faulted_bytes as f64, d.cpu_s];
-    let mut all = [0.0; 9];
+    let (c, d, s) = (&mine.compress, &mine.decompress, &mine.scan);
+    let mine = [
+        c.raw_bytes as f64,
+        c.coded_bytes as f64,
+        c.faulted_bytes as f64,
+        c.cpu_s,
+        d.raw_bytes as f64,
+        d.coded_bytes as f64,
+        d.reduced_bytes as f64,
+        d.faulted_bytes as f64,
+        d.cpu_s,
+        s.raw_bytes as f64,
+        s.cpu_s,
+    ];
+    let mut all = [0.0; 11];
     world.all_reduce_into(&mine[..], &mut all[..], SystemOperation::sum());
-    let [cr, cc, cf, ct, dr, dc, dx, df, dt] = all;
+    let [cr, cc, cf, ct, dr, dc, dx, df, dt, sr, st] = all;
     CodecWork {
         compress: Pass { raw_bytes: cr, coded_bytes: cc, reduced_bytes: 0.0, faulted_bytes: cf, cpu_s: ct },
         decompress: Pass { raw_bytes: dr, coded_bytes: dc, reduced_bytes: dx, faulted_bytes: df, cpu_s: dt },
+        scan: Pass { raw_bytes: sr, cpu_s: st, ..Pass::default() },
     }
 }
 

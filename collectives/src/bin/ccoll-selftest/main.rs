@@ -260,14 +260,18 @@ fn check_message_log(s: &mut Suite, op: CollOp, st: &CollStats) {
 
 /// The codec tally of an f32 call on the CPU backend counts what its passes took and
 /// made: every value compressed into a stream unless a piece was refused, every value
-/// decoded, the bytes reduced as decoded among them, and CPU time wherever a pass ran.
+/// decoded, the bytes reduced as decoded among them, CPU time wherever a pass ran, and
+/// a value-range scan of whole values that codes nothing.
 fn check_codec_tally(s: &mut Suite, op: CollOp, st: &CollStats) {
-    let (c, d) = (&st.codec_cpu.compress, &st.codec_cpu.decompress);
+    let (c, d, r) = (&st.codec_cpu.compress, &st.codec_cpu.decompress, &st.codec_cpu.scan);
     let compressed = c.raw_bytes == 4 * st.values_compressed || (st.raw_fallbacks > 0 && c.raw_bytes < 4 * st.values_compressed);
     let timed = |raw: u64, cpu_s: f64| (raw > 0) == (cpu_s > 0.0) && cpu_s >= 0.0;
     s.cases += 1;
     s.expect(
-        compressed && d.raw_bytes == 4 * st.values_decompressed && d.reduced_bytes <= d.raw_bytes && c.reduced_bytes == 0 && timed(c.raw_bytes, c.cpu_s) && timed(d.raw_bytes, d.cpu_s),
+        compressed && d.raw_bytes == 4 * st.values_decompressed && d.reduced_bytes <= d.raw_bytes && c.reduced_bytes == 0 && timed(c.raw_bytes, c.cpu_s)
+            && timed(d.raw_bytes, d.cpu_s)
+            && r.raw_bytes % 4 == 0
+            && (r.coded_bytes, r.reduced_bytes) == (0, 0),
         || format!("{op} {}: codec tally {:?} against {} values compressed, {} decompressed, {} refused", st.algorithm, st.codec_cpu, st.values_compressed, st.values_decompressed, st.raw_fallbacks),
     );
 }
