@@ -325,7 +325,7 @@ pub struct Pricing<'a> {
 /// is within [`TOLERANCE`] (the first pricing).
 pub fn validate(rows: &[Row], pricing: &Pricing, run: &Emulated) -> (String, bool) {
     let mut s = String::from(
-        "Validation against the emulated run (model against the slowest rank, the collective's completion; the ratio priced is the heaviest sender's for Alltoall, Scatter and C-Coll's Allgather and Allreduce, and the heaviest steps' for CPR-P2P's step-by-step rings (Allreduce, Allgather), `collectives::model::pacing_ratio`; a point with codec columns is priced at its own ranks' codec speeds, given as compression and decoding over the calibration's, and the last column prices it at the calibration's pace instead):\n\n| op | size | algorithm | ratio priced | codec in the run | measured mean (ms) | measured slowest (ms) | model (ms) | model/slowest | at the calibration's pace |\n|---|---|---|---|---|---|---|---|---|---|\n",
+        "Validation against the emulated run (model against the slowest rank, the collective's completion; the ratio priced is the heaviest sender's for Alltoall, Scatter and C-Coll's Allgather and Allreduce, and the heaviest steps' for CPR-P2P's step-by-step rings (Allreduce, Allgather), `collectives::model::pacing_ratio`; a point with codec columns is priced at its own ranks' codec speeds, given as compression and decoding over the calibration's (and the value-range scan's, where it was timed), and the last column prices it at the calibration's pace instead):\n\n| op | size | algorithm | ratio priced | codec in the run | measured mean (ms) | measured slowest (ms) | model (ms) | model/slowest | at the calibration's pace |\n|---|---|---|---|---|---|---|---|---|---|\n",
     );
     if run.net_cpu_s_per_byte > 0.0 {
         s.insert_str(0, &format!("network CPU (the demo's MPI probe): {:.0} us per MB a rank sends or receives\n", us_per_mb(run.net_cpu_s_per_byte)));
@@ -354,7 +354,9 @@ pub fn validate(rows: &[Row], pricing: &Pricing, run: &Emulated) -> (String, boo
         in_situ += usize::from(own.is_some());
         let speeds = own.map_or("-".to_string(), |c| {
             let [comp, decomp] = c.speed_over(pricing.measured, ratio);
-            format!("{comp:.2}, {decomp:.2}")
+            let timed_scan = r.codec_work.is_some_and(|w| w.scan.raw_bytes > 0.0);
+            let scan = if timed_scan { format!(", scan {:.2}", c.machine.scan_bytes_per_s / pricing.measured.machine.scan_bytes_per_s) } else { String::new() };
+            format!("{comp:.2}, {decomp:.2}{scan}")
         });
         let _ = writeln!(
             s,
@@ -571,7 +573,7 @@ mod tests {
         // The ranks compressed and decoded twice as fast as the calibration's flat lines;
         // both pricings take the contention.
         let pass = |bytes_per_s: f64| collectives::bench_csv::Pass { raw_bytes: 1e9, coded_bytes: 1e8, cpu_s: 1e9 / bytes_per_s / 2.0, ..Default::default() };
-        let w = collectives::bench_csv::CodecWork { compress: pass(800e6), decompress: pass(900e6) };
+        let w = collectives::bench_csv::CodecWork { compress: pass(800e6), decompress: pass(900e6), scan: Default::default() };
         let own = c.in_situ(&w, &c.machine);
         let t = time_s(CollOp::Allreduce, Algorithm::CColl, bytes as f64, &e.params(&own, 4, 10.0, 10.0)).unwrap();
         let at_pace = time_s(CollOp::Allreduce, Algorithm::CColl, bytes as f64, &e.params(&c, 4, 10.0, 10.0)).unwrap();
@@ -581,6 +583,13 @@ mod tests {
         assert!(ok, "{report}");
         assert!(report.contains("1 of 1 points within 15% of the measurement (1 priced at their ranks' own codec speeds); priced at the calibration's pace, 0 of 1."), "{report}");
         assert!(report.contains("| allreduce | 64M | c-coll | 10.00 | 2.00, 2.00 |") && report.contains(" (off) |\n"), "{report}");
+        // A timed scan twice as fast as the calibration's shortens the point's time.
+        let scan = collectives::bench_csv::Pass { raw_bytes: 1e9, cpu_s: 0.5e9 / c.machine.scan_bytes_per_s, ..Default::default() };
+        let scanned = collectives::bench_csv::CodecWork { scan, ..w };
+        let faster = time_s(CollOp::Allreduce, Algorithm::CColl, bytes as f64, &e.params(&c.in_situ(&scanned, &c.machine), 4, 10.0, 10.0)).unwrap();
+        assert!(faster < t, "{faster} against {t}");
+        let (report, _) = validate(&[Row { codec_work: Some(scanned), ..r.clone() }], &Pricing { paced: &c, measured: &c }, &e);
+        assert!(report.contains("| allreduce | 64M | c-coll | 10.00 | 2.00, 2.00, scan 2.00 |"), "{report}");
         // Without the columns, the calibration's pace prices it.
         let (report, ok) = validate(&[Row { codec_work: None, ..r }], &Pricing { paced: &c, measured: &c }, &e);
         assert!(!ok && report.contains("| allreduce | 64M | c-coll | 10.00 | - |") && report.contains("0 of 1 points within 15% of the measurement (0 priced"), "{report}");
