@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use collectives::{compressions_per_value, config, value_allowance, Algorithm, CollOp};
 
-const HEADER: &str = "op,algo,codec,ranks,bytes,lat_avg_us,lat_min_us,lat_max_us,comp_ratio,max_abs_err,bound,bound_ok,comp_ratio_min,comp_ratio_steps,cpu_us,comp_raw_bytes,comp_coded_bytes,comp_faulted_bytes,comp_cpu_us,decomp_raw_bytes,decomp_coded_bytes,decomp_reduced_bytes,decomp_faulted_bytes,decomp_cpu_us";
+const HEADER: &str = "op,algo,codec,ranks,bytes,lat_avg_us,lat_min_us,lat_max_us,comp_ratio,max_abs_err,bound,bound_ok,comp_ratio_min,comp_ratio_steps,cpu_us,comp_raw_bytes,comp_coded_bytes,comp_faulted_bytes,comp_cpu_us,decomp_raw_bytes,decomp_coded_bytes,decomp_reduced_bytes,decomp_faulted_bytes,decomp_cpu_us,scan_raw_bytes,scan_cpu_us";
 
 fn bench(ranks: usize, args: &[&str]) -> common::Launch {
     common::mpirun(ranks, env!("CARGO_BIN_EXE_ccoll-bench"), args, &[], Duration::from_secs(300))
@@ -34,7 +34,7 @@ fn check_op(op: &str, algos: &str, codec: &str, timed: bool) {
     let algos: Vec<&str> = algos.split(',').collect();
     assert_eq!(rows.len(), algos.len() * sizes.len(), "{}", launch.stdout);
     for row in &rows {
-        assert_eq!(row.len(), 24, "{row:?}");
+        assert_eq!(row.len(), 26, "{row:?}");
         assert_eq!((row[0], row[2], row[3]), (op, codec, "4"), "{row:?}");
         assert!(algos.contains(&row[1]), "{row:?}");
         let num = |i: usize| row[i].parse::<f64>().unwrap_or_else(|_| panic!("column {i} of {row:?}"));
@@ -72,9 +72,10 @@ fn check_op(op: &str, algos: &str, codec: &str, timed: bool) {
 
 /// The codec columns: empty without `--time-codec`; with it, the ranks' codec passes per
 /// call (none for plain MPI; at 300 KB every compressing algorithm compresses and
-/// decodes, in CPU time, to fewer bytes than it read).
+/// decodes, in CPU time, to fewer bytes than it read) and the range scan (none under an
+/// absolute bound, which needs no value range).
 fn check_codec_columns(row: &[&str], timed: bool) {
-    let codec = &row[15..24];
+    let codec = &row[15..26];
     if !timed {
         assert!(codec.iter().all(|c| c.is_empty()), "{row:?}");
         return;
@@ -82,6 +83,8 @@ fn check_codec_columns(row: &[&str], timed: bool) {
     let v: Vec<f64> = codec.iter().map(|c| c.parse().unwrap_or_else(|_| panic!("codec columns of {row:?}"))).collect();
     let ([c_raw, c_coded, c_fault, c_cpu], [d_raw, d_coded, d_reduced, d_fault, d_cpu]) = ([v[0], v[1], v[2], v[3]], [v[4], v[5], v[6], v[7], v[8]]);
     assert!(v.iter().all(|&x| x >= 0.0) && d_reduced <= d_raw && c_fault.is_finite() && d_fault.is_finite(), "{row:?}");
+    let relative = row[2].starts_with("szx-rel");
+    assert!(relative || (v[9], v[10]) == (0.0, 0.0), "scan under an absolute bound {row:?}");
     let bytes: f64 = row[4].parse().unwrap();
     let algo: Algorithm = row[1].parse().unwrap();
     if !algo.compresses() {
