@@ -664,6 +664,8 @@ impl Call {
         let chunk = self.chunk_values::<T>(range.len());
         let ranges = pieces(range, chunk);
         match frame::split_bundle(bundle) {
+            // The sender failed with nothing to frame (`frame` module docs).
+            Ok(frames) if frames.is_empty() => self.fail(CollError::PeerFailed { peer }),
             Ok(frames) if frames.len() == ranges.len() => {
                 for (i, ((_, bytes), r)) in frames.into_iter().zip(&ranges).enumerate() {
                     let want = self.expect::<T>(Some(i), Some(ranges.len()), r.len());
@@ -877,6 +879,12 @@ mod tests {
         let mut c = call(&cfg);
         c.decode_pieces(0, &bundle, &mut out[..], 0..24);
         assert!(c.finish(0, None).is_err());
+        // An empty bundle (a sender's holds a frame even for no values): it failed.
+        for range in [0..25, 0..0] {
+            let mut c = call(&cfg);
+            c.decode_pieces::<f32, _>(3, &[], &mut out[..], range);
+            assert_eq!(c.finish(0, None).unwrap_err(), CollError::PeerFailed { peer: 3 });
+        }
     }
 
     /// Pieces of 10 values split at 10 (a piece boundary) and at 13 (inside the second

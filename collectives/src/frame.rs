@@ -22,7 +22,10 @@
 //!
 //! A receiver checks every field against what it expects for that message. The
 //! pipelined schedules send one frame per message; the bundles of the `cpr-p2p`
-//! schedules hold a message's pieces back to back.
+//! schedules hold a message's pieces back to back, at least one frame even for no
+//! values. An empty bundle is a sender whose call failed before it held anything to
+//! frame (a buffer it could not allocate): the receiver records `PeerFailed` and goes
+//! on with its schedule.
 
 use codec_host::{Codec, ElemType};
 

@@ -59,8 +59,8 @@ fn device_matrix_on_5_ranks() {
     device_matrix(5);
 }
 
-/// A device that runs out of memory inside a call (rank 0's emulated device holds 256
-/// KiB, `CCOLL_EMU_MEM_BYTES`; see `ccoll-selftest --device-oom`): every rank returns a
+/// A device that runs out of memory inside a call (rank 0's emulated device of 4 holds
+/// 256 KiB, `CCOLL_EMU_MEM_BYTES`; see `ccoll-selftest --device-oom`): every rank returns a
 /// typed error within seconds, none is left to the watchdog (`CCOLL_TIMEOUT=60` would
 /// abort the job).
 #[test]
@@ -71,7 +71,7 @@ fn device_out_of_memory_fails_the_call_on_every_rank() {
     let exe = env!("CARGO_BIN_EXE_ccoll-selftest");
     let app = |ranks| ccoll_tests::App::new(ranks, &[exe, "--device-oom"]).var("CCOLL_TIMEOUT", "60");
     let small = app(1).var("CCOLL_EMU_MEM_BYTES", "262144");
-    let launch = ccoll_tests::Job::new(vec![small, app(2)]).run(Duration::from_secs(240));
-    common::assert_every_rank_passed(&launch, 3, "ccoll-selftest");
+    let launch = ccoll_tests::Job::new(vec![small, app(3)]).run(Duration::from_secs(240));
+    common::assert_every_rank_passed(&launch, 4, "ccoll-selftest");
     assert!(launch.elapsed < Duration::from_secs(60), "took {:?}\n{}", launch.elapsed, launch.context());
 }

@@ -253,13 +253,16 @@ fn scatter_recompress<T: Value, W: Place<T> + ?Sized>(call: &mut Call, tree: &Bi
                 let off = tree.offsets(blocks, child.clone());
                 let frames = match tree.in_order(blocks, child.clone()) {
                     Some(range) => call.frames_of(send, range),
-                    None => {
-                        let Some(mut ordered) = call.zeros(recv, off[off.len() - 1]) else { break };
-                        for (k, v) in child.clone().enumerate() {
-                            call.copy(&mut *ordered, off[k]..off[k + 1], send, blocks.range(tree.rank_of(v)));
+                    // Without the buffer, an empty bundle: the child fails, no rank waits.
+                    None => match call.zeros(recv, off[off.len() - 1]) {
+                        Some(mut ordered) => {
+                            for (k, v) in child.clone().enumerate() {
+                                call.copy(&mut *ordered, off[k]..off[k + 1], send, blocks.range(tree.rank_of(v)));
+                            }
+                            call.frames_of(&*ordered, 0..ordered.len())
                         }
-                        call.frames_of(&*ordered, 0..ordered.len())
-                    }
+                        None => Vec::new(),
+                    },
                 };
                 sends.push(call.isend::<T>(tree.rank_of(child.start), TAG_TREE, frames, off[off.len() - 1]));
             }
@@ -271,17 +274,20 @@ fn scatter_recompress<T: Value, W: Place<T> + ?Sized>(call: &mut Call, tree: &Bi
         }
         // An inner rank decodes its own block into the caller's output and its
         // children's into a buffer in virtual-rank order (fresh pages: only what it
-        // passes on), and compresses each child's again.
+        // passes on), and compresses each child's again. Without the buffer it still
+        // takes its message and sends each child an empty bundle.
         Some(parent) => {
             let off = tree.offsets(blocks, sub.clone());
             let own = off[1];
-            let Some(mut theirs) = call.zeros(recv, off[off.len() - 1] - own) else { return };
+            let mut theirs = call.zeros(recv, off[off.len() - 1] - own);
             let bytes = call.comm.recv(parent, TAG_TREE);
-            call.decode_pieces_split(parent, &bytes, recv, &mut *theirs);
+            if let Some(theirs) = theirs.as_mut() {
+                call.decode_pieces_split(parent, &bytes, recv, &mut **theirs);
+            }
             for child in children {
                 let range = off[child.start - sub.start] - own..off[child.end - sub.start] - own;
                 let values = range.len();
-                let frames = call.frames_of(&*theirs, range);
+                let frames = theirs.as_ref().map_or_else(Vec::new, |theirs| call.frames_of(&**theirs, range));
                 sends.push(call.isend::<T>(tree.rank_of(child.start), TAG_TREE, frames, values));
             }
         }
@@ -363,19 +369,24 @@ fn gather_recompress<T: Value, W: Place<T> + ?Sized>(call: &mut Call, tree: &Bin
             call.send::<T>(parent, TAG_TREE, &frames, mine.len());
         }
         // ...an inner rank gathers its subtree's blocks in a buffer in virtual-rank
-        // order, decoding its children's, and compresses them all again...
+        // order, decoding its children's, and compresses them all again (without the
+        // buffer it still takes its children's messages, and sends an empty bundle)...
         Some(parent) => {
             let off = tree.offsets(blocks, sub.clone());
-            let Some(mut ordered) = call.zeros(mine, off[off.len() - 1]) else { return };
-            call.copy(&mut *ordered, 0..off[1], mine, 0..mine.len());
+            let mut ordered = call.zeros(mine, off[off.len() - 1]);
+            if let Some(ordered) = ordered.as_mut() {
+                call.copy(&mut **ordered, 0..off[1], mine, 0..mine.len());
+            }
             for child in children.into_iter().rev() {
                 let src = tree.rank_of(child.start);
                 let bytes = call.comm.recv(src, TAG_TREE);
                 let range = off[child.start - sub.start]..off[child.end - sub.start];
-                call.decode_pieces(src, &bytes, &mut *ordered, range);
+                if let Some(ordered) = ordered.as_mut() {
+                    call.decode_pieces(src, &bytes, &mut **ordered, range);
+                }
             }
-            let frames = call.frames_of(&*ordered, 0..ordered.len());
-            call.send::<T>(parent, TAG_TREE, &frames, ordered.len());
+            let frames = ordered.as_ref().map_or_else(Vec::new, |ordered| call.frames_of(&**ordered, 0..ordered.len()));
+            call.send::<T>(parent, TAG_TREE, &frames, off[off.len() - 1]);
         }
         // ...and the root decodes each child's straight into the caller's output where
         // its ranks' blocks lie there in order (every child when the root is rank 0),
@@ -390,7 +401,8 @@ fn gather_recompress<T: Value, W: Place<T> + ?Sized>(call: &mut Call, tree: &Bin
                     continue;
                 }
                 let off = tree.offsets(blocks, child.clone());
-                let Some(mut ordered) = call.zeros(mine, off[off.len() - 1]) else { return };
+                // Without the buffer, the other children's messages are still taken.
+                let Some(mut ordered) = call.zeros(mine, off[off.len() - 1]) else { continue };
                 let all = 0..ordered.len();
                 call.decode_pieces(src, &bytes, &mut *ordered, all);
                 for (k, v) in child.enumerate() {

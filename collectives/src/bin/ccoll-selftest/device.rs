@@ -71,7 +71,11 @@ impl Suite {
 /// - an in-place allreduce (C-Coll) that needs no work buffer fails inside its first
 ///   ring step on rank 0 (the chunk's compression cannot allocate): rank 0 reports the
 ///   device error, every other rank `PeerFailed` (the failure travels around the ring in
-///   the flagged frames), and no rank waits for the watchdog.
+///   the flagged frames), and no rank waits for the watchdog;
+/// - a CPR-P2P Scatter from rank 2 of 4, where rank 0 is the inner rank above rank 1:
+///   rank 0 cannot allocate its child's buffer and reports the device error, rank 1
+///   `PeerFailed { peer: 0 }` (the empty bundle it got instead), and the root and rank 3
+///   end with their blocks.
 pub fn out_of_memory(s: &mut Suite) {
     let mut cfg = CollConfig::new(Codec::szx(ErrorBound::Abs(1e-3))).with_algorithm(Algorithm::CColl);
     cfg.backend = CodecBackend::Cuda;
@@ -120,5 +124,37 @@ pub fn out_of_memory(s: &mut Suite) {
         Ok(r) => s.expect(matches!(r, Err(CollError::PeerFailed { .. })), || format!("allreduce of {n} values: got {r:?}")),
         Err(e) => s.expect(false, || format!("--device-oom setup: {e}")),
     }
+    if s.p == 4 {
+        scatter_past_a_full_inner_rank(s, cfg);
+    }
     println!("ccoll-selftest: rank {}: --device-oom took {:.1} s", s.rank, started.elapsed().as_secs_f64());
+}
+
+/// The third case of [`out_of_memory`]: rank `r`'s block is 1024 values of `r + 1`.
+fn scatter_past_a_full_inner_rank(s: &mut Suite, cfg: CollConfig) {
+    const N: usize = 1024;
+    let (root, inner) = (2, 0);
+    let cfg = cfg.with_algorithm(Algorithm::CprP2p);
+    s.cases += 1;
+    let outcome = (|| -> collectives::Result<_> {
+        let all: Vec<f32> = (0..s.p * N).map(|i| (i / N + 1) as f32).collect();
+        let send = up(if s.rank == root { &all[..] } else { &all[..1] })?;
+        let mut recv = up(&[0f32; N])?;
+        // Rank 0's device full but for 64 bytes: its child's block (4 KiB) cannot fit.
+        let mut n = 0u64;
+        if s.rank == inner {
+            n = (cust::memory::mem_get_info().map_or(0, |(free, _)| free).saturating_sub(64) / 4) as u64;
+        }
+        let _fill = if s.rank == inner { Some(up(&vec![0f32; n as usize])?) } else { None };
+        let r = s.world.d_scatter(&send, &mut recv, root, &cfg);
+        Ok((r, down(&recv)?))
+    })();
+    println!("ccoll-selftest: rank {}: cpr-p2p scatter past rank 0's full device: {:?}", s.rank, outcome.as_ref().map(|(r, _)| r));
+    let (rank, want) = (s.rank, (s.rank + 1) as f32);
+    match outcome {
+        Ok((r, _)) if s.rank == inner => s.expect(matches!(r, Err(CollError::Codec(codec_host::Error::Gpu(_)))), || format!("cpr-p2p scatter: rank 0 got {r:?}")),
+        Ok((r, _)) if s.rank == 1 => s.expect(r == Err(CollError::PeerFailed { peer: inner }), || format!("cpr-p2p scatter: rank 1 got {r:?}")),
+        Ok((r, got)) => s.expect(r.is_ok() && got.iter().all(|&x| (x - want).abs() <= 1e-3), || format!("cpr-p2p scatter: rank {rank} got {r:?}, {:?}", &got[..4])),
+        Err(e) => s.expect(false, || format!("--device-oom setup: {e}")),
+    }
 }
