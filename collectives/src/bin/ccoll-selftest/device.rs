@@ -84,17 +84,6 @@ pub fn out_of_memory(s: &mut Suite) {
     if let Err(e) = CodecBackend::Cuda.resolve() {
         return s.expect(false, || format!("--device-oom: {e}"));
     }
-    // Values of f32 that fill rank 0's free device memory but for `spare` bytes (agreed
-    // by every rank).
-    let fill = |s: &Suite, spare: usize| -> usize {
-        let mut n = 0u64;
-        if s.rank == 0 {
-            let free = cust::memory::mem_get_info().map_or(0, |(free, _)| free);
-            n = (free.saturating_sub(spare) / 4) as u64;
-        }
-        s.world.process_at_rank(0).broadcast_into(&mut n);
-        n as usize
-    };
     let is_device_error = |r: &collectives::Result<CollStats>| matches!(r, Err(CollError::Codec(codec_host::Error::Gpu(_))));
     let started = std::time::Instant::now();
 
@@ -130,9 +119,22 @@ pub fn out_of_memory(s: &mut Suite) {
     println!("ccoll-selftest: rank {}: --device-oom took {:.1} s", s.rank, started.elapsed().as_secs_f64());
 }
 
+/// Values of f32 that fill rank 0's free device memory but for `spare` bytes (agreed by
+/// every rank).
+fn fill(s: &Suite, spare: usize) -> usize {
+    let mut n = 0u64;
+    if s.rank == 0 {
+        let free = cust::memory::mem_get_info().map_or(0, |(free, _)| free);
+        n = (free.saturating_sub(spare) / 4) as u64;
+    }
+    s.world.process_at_rank(0).broadcast_into(&mut n);
+    n as usize
+}
+
 /// The third case of [`out_of_memory`]: rank `r`'s block is 1024 values of `r + 1`.
 fn scatter_past_a_full_inner_rank(s: &mut Suite, cfg: CollConfig) {
     const N: usize = 1024;
+    // `inner` is rank 0, whose device `fill` measures.
     let (root, inner) = (2, 0);
     let cfg = cfg.with_algorithm(Algorithm::CprP2p);
     s.cases += 1;
@@ -141,11 +143,8 @@ fn scatter_past_a_full_inner_rank(s: &mut Suite, cfg: CollConfig) {
         let send = up(if s.rank == root { &all[..] } else { &all[..1] })?;
         let mut recv = up(&[0f32; N])?;
         // Rank 0's device full but for 64 bytes: its child's block (4 KiB) cannot fit.
-        let mut n = 0u64;
-        if s.rank == inner {
-            n = (cust::memory::mem_get_info().map_or(0, |(free, _)| free).saturating_sub(64) / 4) as u64;
-        }
-        let _fill = if s.rank == inner { Some(up(&vec![0f32; n as usize])?) } else { None };
+        let n = fill(s, 64);
+        let _fill = if s.rank == inner { Some(up(&vec![0f32; n])?) } else { None };
         let r = s.world.d_scatter(&send, &mut recv, root, &cfg);
         Ok((r, down(&recv)?))
     })();
