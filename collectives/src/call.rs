@@ -701,6 +701,13 @@ impl Call {
         like.zeros(n).map_err(|e| self.fail(e.into())).ok()
     }
 
+    /// [`Call::zeros`] for a buffer the caller overwrites whole ([`Place::scratch`]);
+    /// hand it to [`Place::keep`] when done. Should the call fail before it is
+    /// overwritten, what it sends is flagged failed (a receiver decodes none of it).
+    pub fn scratch<T: Value, W: Place<T> + ?Sized>(&mut self, like: &W, n: usize) -> Option<W::Owned> {
+        like.scratch(n).map_err(|e| self.fail(e.into())).ok()
+    }
+
     /// Starts sending frames that carry `values` values, counting them.
     pub fn isend<T: Value>(&mut self, dest: usize, tag: i32, buf: impl Into<Buf>, values: usize) -> Pending {
         let buf = buf.into();

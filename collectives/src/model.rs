@@ -21,6 +21,10 @@ use crate::{Algorithm, CollOp};
 /// allocations of that size come from the heap, mapped already.
 pub const GLIBC_MMAP_THRESHOLD_MAX: f64 = (32u64 << 20) as f64;
 
+/// Most bytes of the value buffer a host thread keeps from one call to the next
+/// (`spare`), the subtree buffers of CPR-P2P's trees.
+pub const KEPT_VALUE_BYTES: f64 = crate::spare::MAX_VALUE_BYTES as f64;
+
 /// Pieces of a message's values a [`Profile`] describes: as many as the automatic
 /// chunking makes of a large message.
 pub const PROFILE_PIECES: usize = crate::config::MAX_AUTO_CHUNKS;
@@ -96,7 +100,8 @@ pub struct Params {
     /// Bytes per second of writing freshly allocated memory (the kernel maps and zeroes
     /// each page on first touch): only the buffers a call allocates itself (the work
     /// buffer of reduce-scatter and reduce, recursive doubling's decode scratch, the
-    /// subtree buffers of CPR-P2P's inner tree ranks in Scatter and Gather). The
+    /// subtree buffers of CPR-P2P's tree Scatter and Gather larger than
+    /// [`Params::kept_subtree_bytes`]). The
     /// caller's buffers are taken as mapped already (ccoll-bench reuses them, as
     /// applications do). Infinity: free.
     pub fresh_bytes_per_s: f64,
@@ -113,6 +118,11 @@ pub struct Params {
     /// Bytes per second of writing a zeroed allocation that reuses freed memory (calloc
     /// clears it: no page faults). Infinity: free.
     pub reused_bytes_per_s: f64,
+    /// A subtree buffer of CPR-P2P's tree Scatter and Gather up to this size (bytes) is
+    /// the one the rank's thread kept from its previous call ([`KEPT_VALUE_BYTES`] on
+    /// the host): mapped, and not cleared, so free to write. A larger one is priced as
+    /// fresh. 0: none kept (device memory, which keeps none).
+    pub kept_subtree_bytes: f64,
     /// Bytes per second of copying values between mapped buffers (a rank's own block
     /// from the caller's input to its output in Scatter and Alltoall, CPR-P2P's blocks
     /// out of its subtree buffers). Infinity: free.
@@ -212,6 +222,7 @@ impl Params {
         unmap_bytes_per_s: f64::INFINITY,
         heap_reuse_below_bytes: 0.0,
         reused_bytes_per_s: f64::INFINITY,
+        kept_subtree_bytes: 0.0,
         copy_bytes_per_s: f64::INFINITY,
         scan_bytes_per_s: f64::INFINITY,
         net_cpu_s_per_coded_byte: 0.0,
@@ -403,6 +414,11 @@ impl Terms<'_> {
         let rate = if self.reuses_heap(alloc) { self.p.reused_bytes_per_s } else { self.p.fresh_bytes_per_s };
         b / (rate * self.p.cores(load))
     }
+    /// Writing `b` bytes of a CPR-P2P tree's subtree buffer of `alloc` bytes: free in
+    /// the buffer the thread kept ([`Params::kept_subtree_bytes`]), else fresh.
+    fn subtree(&self, b: f64, alloc: f64, load: impl Into<Load>) -> f64 {
+        if alloc <= self.p.kept_subtree_bytes { 0.0 } else { self.fresh(b, alloc, load) }
+    }
     /// Freeing a buffer of `alloc` bytes the call allocated, `b` of them written: the
     /// kernel unmaps the pages it mapped, unless the buffer came from the heap.
     fn unmap(&self, b: f64, alloc: f64, load: impl Into<Load>) -> f64 {
@@ -547,7 +563,7 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
         (Scatter, CprP2p | CColl) => tree_scatter(&t, bytes, algo == CprP2p),
         (Gather, CprP2p) => {
             // Binomial tree: the leaf compresses its block from the caller's input, every
-            // inner rank gathers its subtree's blocks into a buffer it allocates, on the
+            // inner rank gathers its subtree's blocks into its subtree buffer, on the
             // deepest branch decoding its largest child's half into it last (the rest of
             // it is written meanwhile), and the root decodes into the caller's output.
             // The branch forwards halves, recompressing per hop: the leaf's own block as
@@ -561,7 +577,7 @@ pub fn time_s(op: CollOp, algo: Algorithm, bytes: f64, p: &Params) -> Option<f64
                 let m = n * bytes / 2f64.powi(k as i32);
                 let code = if k == levels as u32 { t.comp(m, 1) } else { t.recomp(m, 1) };
                 time += t.burst(decoded + code, 1) + t.cmsg(m, code);
-                decoded = t.decomp(m, 1) + if k > 1 { t.fresh(m, 2.0 * m, 1) } else { 0.0 };
+                decoded = t.decomp(m, 1) + if k > 1 { t.subtree(m, 2.0 * m, 1) } else { 0.0 };
             }
             time + t.burst(decoded, 1)
         }
@@ -779,7 +795,7 @@ fn on_path(all: usize, size: usize, depth: usize) -> Load {
 /// CPR-P2P (`recompress`): whole messages; the root copies its own block and compresses
 /// its children's straight from the caller's input (root 0: every child's blocks lie
 /// there in order), an inner rank decodes its own block into the caller's output and its
-/// children's into a buffer it allocates, and compresses those again, and a leaf decodes
+/// children's into its subtree buffer, and compresses those again, and a leaf decodes
 /// its block straight into the caller's output;
 /// along the deepest path a rank of subtree size `s` compresses and sends the `s / 2`
 /// blocks of its deepest child first (eager), or all `s - 1` before that child can go on
@@ -812,8 +828,8 @@ fn tree_scatter(t: &Terms, m: f64, recompress: bool) -> f64 {
         return before + last.max(k * comp + t.copy(m, for_last));
     }
     // An inner rank decodes its own block into the caller's output, its children's into
-    // a buffer the call allocates (`call.zeros`): fresh pages, which the deepest path's
-    // rank of each level ([`on_path`]) writes as it decodes. A parent compresses and
+    // its subtree buffer ([`Terms::subtree`]), which the deepest path's rank of each
+    // level ([`on_path`]) writes as it decodes. A parent compresses and
     // sends its children's blocks child by child, the deepest subtree (the last half of
     // its own) first: an eager message leaves then, and the deepest child goes on; a
     // rendezvous one waits until the parent has compressed for every child, and its
@@ -836,7 +852,7 @@ fn tree_scatter(t: &Terms, m: f64, recompress: bool) -> f64 {
         let work = if size == all {
             t.burst(t.copy(m, load) + t.comp(sent.comp, load), load)
         } else {
-            t.burst(t.fresh((s - 1.0) * m, (s - 1.0) * m, load) + t.decomp(blocks(from, from + size).decomp, load) + t.recomp(sent.comp, load), load)
+            t.burst(t.subtree((s - 1.0) * m, (s - 1.0) * m, load) + t.decomp(blocks(from, from + size).decomp, load) + t.recomp(sent.comp, load), load)
         };
         time += work + p.alpha_s + t.wire_rested(sent.coded);
         (from, size, depth) = (from + size - deepest, deepest, depth + 1);
@@ -1641,6 +1657,29 @@ mod tests {
         // (C-Coll writes its own block of it, a quarter).
         assert!(close(alloc(cap, b, ReduceScatter, CColl), b / 4.0 / 8e9));
         assert!(close(alloc(cap, 4.0 * b, ReduceScatter, CColl), b / 1e9));
+    }
+
+    #[test]
+    fn a_kept_subtree_buffer_is_free_to_write_and_a_larger_one_is_fresh() {
+        // Blocks of 16 MB: the CPR-P2P Scatter's inner rank decodes its child's one block
+        // into its subtree buffer, Gather's its leaf's into one of two blocks. Kept up to
+        // 32 MB, both are free; kept up to 16 MB, the Gather's (32 MB) is fresh pages at
+        // 1 GB/s again. Nothing else allocates less for it.
+        let b = 16e6;
+        let base = Params { domain_reduce_bytes_per_s: Some(1e9), ..params(4) };
+        let added = |kept_subtree_bytes: f64, op, algo| {
+            let p = Params { fresh_bytes_per_s: 1e9, kept_subtree_bytes, ..base };
+            time_s(op, algo, b, &p).unwrap() - time_s(op, algo, b, &base).unwrap()
+        };
+        assert_eq!(added(32e6, Scatter, CprP2p), 0.0);
+        assert_eq!(added(32e6, Gather, CprP2p), 0.0);
+        assert_eq!(added(16e6, Scatter, CprP2p), 0.0);
+        assert!(close(added(16e6, Gather, CprP2p), b / 1e9));
+        assert!(close(added(0.0, Scatter, CprP2p), b / 1e9));
+        // The other allocations are the call's own whatever the threads keep.
+        for (op, algo) in [(ReduceScatter, CprP2p), (Reduce, CColl), (Allreduce, RecursiveDoubling)] {
+            assert_eq!(added(1e12, op, algo), added(0.0, op, algo), "{op:?} {algo:?}");
+        }
     }
 
     #[test]

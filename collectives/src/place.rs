@@ -10,7 +10,7 @@ use codec_host::szx::STREAMING_MIN_BYTES;
 use codec_host::{extend_le, read_le, Backend, OutputWrites};
 
 use crate::codec_port::{Encoded, HostCodec, PieceCodec};
-use crate::{ReduceOp, Value};
+use crate::{spare, ReduceOp, Value};
 
 /// What [`Place::compress_each`] made of one piece.
 pub(crate) enum Coded<'a> {
@@ -35,6 +35,16 @@ pub(crate) trait Place<T: Value> {
     fn len(&self) -> usize;
     /// `n` zeros in the same memory as `self`.
     fn zeros(&self, n: usize) -> codec_host::Result<Self::Owned>;
+    /// `n` values in the same memory as `self` for a buffer the caller overwrites whole
+    /// before it reads any, to hand to [`Place::keep`] when done. Host memory reuses the
+    /// buffer an earlier call kept (its pages mapped already, `spare`); device memory
+    /// allocates zeros: it has no page faults to save, and a buffer kept there would
+    /// hold device memory the caller may need.
+    fn scratch(&self, n: usize) -> codec_host::Result<Self::Owned> {
+        self.zeros(n)
+    }
+    /// Ends the use of a [`Place::scratch`] buffer.
+    fn keep(_buf: Self::Owned) {}
     /// The smallest and largest finite value of `range` (`None` if it has none).
     fn finite_range(&self, range: Range<usize>) -> codec_host::Result<Option<(f64, f64)>>;
     /// Compresses the pieces of `plan` marked true (each at least one value), and hands
@@ -81,6 +91,14 @@ impl<T: Value> Place<T> for [T] {
 
     fn zeros(&self, n: usize) -> codec_host::Result<Vec<T>> {
         Ok(vec![T::default(); n])
+    }
+
+    fn scratch(&self, n: usize) -> codec_host::Result<Vec<T>> {
+        Ok(spare::take_values(n))
+    }
+
+    fn keep(buf: Vec<T>) {
+        spare::give_values(buf);
     }
 
     fn finite_range(&self, range: Range<usize>) -> codec_host::Result<Option<(f64, f64)>> {

@@ -10,15 +10,27 @@
 //! as MPI libraries keep their fragment lists. A spare keeps its capacity; the pages
 //! of it that were ever written stay resident while it waits, at most [`MAX_BYTES`] of
 //! capacity in all.
+//!
+//! CPR-P2P's tree Scatter and Gather also keep one buffer of values a thread: the
+//! subtree buffer an inner rank decodes its children's blocks into (and a root whose
+//! children's blocks wrap around the end). Allocated afresh each call, a buffer of 32 MiB
+//! or more is a new mapping, and the rank faulted it in at 1.3-1.6 GB/s while the
+//! other ranks ran beside it, a fifth of a 32 MiB Scatter (docs/cost-model.md). A kept
+//! buffer is not cleared: the algorithms overwrite it whole before they read it.
 
+use std::any::Any;
 use std::cell::RefCell;
 
 /// Most spares kept, and most capacity they hold together (bytes).
 const MAX_SPARES: usize = 64;
 const MAX_BYTES: usize = 64 << 20;
 
+/// Most capacity of the value buffer a thread keeps (bytes).
+pub(crate) const MAX_VALUE_BYTES: usize = 64 << 20;
+
 thread_local! {
     static SPARES: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
+    static VALUES: RefCell<Option<Box<dyn Any>>> = const { RefCell::new(None) };
 }
 
 /// An empty buffer of at least `capacity` bytes: the smallest spare that holds it, else
@@ -44,6 +56,28 @@ pub(crate) fn give(mut buf: Vec<u8>) {
             spares.push(buf);
         }
     });
+}
+
+/// `n` values for a buffer its caller overwrites whole: the kept value buffer where it
+/// is of `T` and holds `n` (its old values left in place, no pass over it), else `n`
+/// zeros.
+pub(crate) fn take_values<T: Copy + Default + 'static>(n: usize) -> Vec<T> {
+    let kept = VALUES.with_borrow_mut(Option::take).and_then(|b| b.downcast::<Vec<T>>().ok());
+    match kept {
+        Some(mut v) if v.capacity() >= n => {
+            v.resize(n, T::default());
+            *v
+        }
+        _ => vec![T::default(); n],
+    }
+}
+
+/// Keeps `values` for a later [`take_values`] in place of the buffer kept before,
+/// unless its capacity exceeds [`MAX_VALUE_BYTES`] (then it is freed).
+pub(crate) fn give_values<T: 'static>(values: Vec<T>) {
+    if values.capacity() * size_of::<T>() <= MAX_VALUE_BYTES {
+        VALUES.with_borrow_mut(|kept| *kept = Some(Box::new(values)));
+    }
 }
 
 #[cfg(test)]
@@ -72,6 +106,33 @@ mod tests {
         assert_eq!(held().0, 1);
         give(again);
         assert_eq!(take(1500).capacity(), 2000);
+    }
+
+    #[test]
+    fn a_kept_value_buffer_serves_the_next_request_of_its_type_it_can_hold() {
+        let mut a = take_values::<f32>(1000);
+        assert_eq!(a, vec![0.0; 1000]);
+        a.fill(7.0);
+        let ptr = a.as_ptr();
+        give_values(a);
+        // The same memory, its values as the last call left them (no clearing pass).
+        let b = take_values::<f32>(600);
+        assert_eq!((b.as_ptr(), b.len()), (ptr, 600));
+        assert!(b.iter().all(|&v| v == 7.0));
+        give_values(b);
+        // Grown within its capacity: the new values are zeros.
+        let c = take_values::<f32>(1000);
+        assert_eq!(c.as_ptr(), ptr);
+        assert!(c[..600].iter().all(|&v| v == 7.0) && c[600..].iter().all(|&v| v == 0.0));
+        give_values(c);
+        // Another type: fresh zeros, and the kept buffer is gone.
+        assert_eq!(take_values::<f64>(10), vec![0.0; 10]);
+        assert!(VALUES.with_borrow(Option::is_none));
+        // Nothing larger than the limit is kept.
+        give_values(vec![0u8; MAX_VALUE_BYTES + 1]);
+        assert!(VALUES.with_borrow(Option::is_none));
+        give_values(vec![1u8; 8]);
+        assert_eq!(take_values::<u8>(8), vec![1; 8]);
     }
 
     #[test]

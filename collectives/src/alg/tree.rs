@@ -254,12 +254,14 @@ fn scatter_recompress<T: Value, W: Place<T> + ?Sized>(call: &mut Call, tree: &Bi
                 let frames = match tree.in_order(blocks, child.clone()) {
                     Some(range) => call.frames_of(send, range),
                     // Without the buffer, an empty bundle: the child fails, no rank waits.
-                    None => match call.zeros(recv, off[off.len() - 1]) {
+                    None => match call.scratch(recv, off[off.len() - 1]) {
                         Some(mut ordered) => {
                             for (k, v) in child.clone().enumerate() {
                                 call.copy(&mut *ordered, off[k]..off[k + 1], send, blocks.range(tree.rank_of(v)));
                             }
-                            call.frames_of(&*ordered, 0..ordered.len())
+                            let frames = call.frames_of(&*ordered, 0..ordered.len());
+                            W::keep(ordered);
+                            frames
                         }
                         None => Vec::new(),
                     },
@@ -273,13 +275,13 @@ fn scatter_recompress<T: Value, W: Place<T> + ?Sized>(call: &mut Call, tree: &Bi
             call.decode_pieces(parent, &bytes, recv, 0..recv.len());
         }
         // An inner rank decodes its own block into the caller's output and its
-        // children's into a buffer in virtual-rank order (fresh pages: only what it
-        // passes on), and compresses each child's again. Without the buffer it still
-        // takes its message and sends each child an empty bundle.
+        // children's into a buffer in virtual-rank order (only what it passes on; kept
+        // for the next call, `spare`), and compresses each child's again. Without the
+        // buffer it still takes its message and sends each child an empty bundle.
         Some(parent) => {
             let off = tree.offsets(blocks, sub.clone());
             let own = off[1];
-            let mut theirs = call.zeros(recv, off[off.len() - 1] - own);
+            let mut theirs = call.scratch(recv, off[off.len() - 1] - own);
             let bytes = call.comm.recv(parent, TAG_TREE);
             if let Some(theirs) = theirs.as_mut() {
                 call.decode_pieces_split(parent, &bytes, recv, &mut **theirs);
@@ -289,6 +291,9 @@ fn scatter_recompress<T: Value, W: Place<T> + ?Sized>(call: &mut Call, tree: &Bi
                 let values = range.len();
                 let frames = theirs.as_ref().map_or_else(Vec::new, |theirs| call.frames_of(&**theirs, range));
                 sends.push(call.isend::<T>(tree.rank_of(child.start), TAG_TREE, frames, values));
+            }
+            if let Some(theirs) = theirs {
+                W::keep(theirs);
             }
         }
     }
@@ -373,7 +378,7 @@ fn gather_recompress<T: Value, W: Place<T> + ?Sized>(call: &mut Call, tree: &Bin
         // buffer it still takes its children's messages, and sends an empty bundle)...
         Some(parent) => {
             let off = tree.offsets(blocks, sub.clone());
-            let mut ordered = call.zeros(mine, off[off.len() - 1]);
+            let mut ordered = call.scratch(mine, off[off.len() - 1]);
             if let Some(ordered) = ordered.as_mut() {
                 call.copy(&mut **ordered, 0..off[1], mine, 0..mine.len());
             }
@@ -386,6 +391,9 @@ fn gather_recompress<T: Value, W: Place<T> + ?Sized>(call: &mut Call, tree: &Bin
                 }
             }
             let frames = ordered.as_ref().map_or_else(Vec::new, |ordered| call.frames_of(&**ordered, 0..ordered.len()));
+            if let Some(ordered) = ordered {
+                W::keep(ordered);
+            }
             call.send::<T>(parent, TAG_TREE, &frames, off[off.len() - 1]);
         }
         // ...and the root decodes each child's straight into the caller's output where
@@ -402,12 +410,13 @@ fn gather_recompress<T: Value, W: Place<T> + ?Sized>(call: &mut Call, tree: &Bin
                 }
                 let off = tree.offsets(blocks, child.clone());
                 // Without the buffer, the other children's messages are still taken.
-                let Some(mut ordered) = call.zeros(mine, off[off.len() - 1]) else { continue };
+                let Some(mut ordered) = call.scratch(mine, off[off.len() - 1]) else { continue };
                 let all = 0..ordered.len();
                 call.decode_pieces(src, &bytes, &mut *ordered, all);
                 for (k, v) in child.enumerate() {
                     call.copy(out, blocks.range(tree.rank_of(v)), &ordered, off[k]..off[k + 1]);
                 }
+                W::keep(ordered);
             }
         }
     }

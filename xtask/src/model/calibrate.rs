@@ -308,6 +308,7 @@ impl Calibration {
             unmap_bytes_per_s: m.unmap_bytes_per_s * cores,
             reused_bytes_per_s: (m.reused_bytes_per_s * cores).min(mem),
             heap_reuse_below_bytes: collectives::model::GLIBC_MMAP_THRESHOLD_MAX,
+            kept_subtree_bytes: collectives::model::KEPT_VALUE_BYTES,
             copy_bytes_per_s: (m.copy_bytes_per_s * cores).min(mem / 2.0),
             scan_bytes_per_s: (m.scan_bytes_per_s * cores).min(mem),
             ratio,
