@@ -1,6 +1,6 @@
 //! `cargo xtask demo`: the README's main job. Builds ccoll-bench, brings up the
 //! emulated cluster, measures plain MPI against the compressed algorithms for each
-//! operation and size (the compressed ones in several passes, `passes.rs`), prints a
+//! operation and size (in several passes, `passes.rs`), prints a
 //! progress line per measurement and the result table, writes the CSV, the table and a
 //! latency plot, and tears the cluster down. Its text files are replaced atomically
 //! (`codec_host::atomic_file`), so an interrupted or failed demo leaves each whole.
@@ -42,9 +42,8 @@ pub struct DemoArgs {
     min_time: f64,
     #[arg(long, default_value_t = 1)]
     warmup: u32,
-    /// Passes over the points: after the first, the algorithms other than plain MPI
-    /// (whose link-bound points repeated within 11% across main jobs) run every point
-    /// again, and each point reports its middle pass (`passes.rs`).
+    /// Passes over the points: every algorithm runs every point in each pass, and each
+    /// point reports its middle pass (`passes.rs`).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=9))]
     passes: u32,
     /// Where the CSV, table and plot go.
@@ -92,9 +91,7 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
     let duplex = cluster.mpi_duplex(&program)?;
     println!("{}", duplex.describe());
 
-    let repeated = a.algos.split(',').filter(|algo| *algo != "mpi").collect::<Vec<_>>().join(",");
-    let per_pass = |algos: &str| a.ops.len() * a.sizes.len() * algos.split(',').filter(|s| !s.is_empty()).count();
-    let total = per_pass(&a.algos) + (a.passes as usize - 1) * per_pass(&repeated);
+    let total = a.passes as usize * a.ops.len() * a.sizes.len() * a.algos.split(',').filter(|s| !s.is_empty()).count();
     let mut passes = Passes::default();
     // ccoll-bench's per-rank times by pass, from its stderr (read on another thread):
     // the ranks on the other nodes are not this process's children, so only they can say.
@@ -113,12 +110,8 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
         Ok(())
     };
     'passes: for pass in 1..=a.passes {
-        let algos = if pass == 1 { &a.algos } else { &repeated };
-        if algos.is_empty() {
-            break;
-        }
         if a.passes > 1 {
-            println!("pass {pass} of {}: {algos}", a.passes);
+            println!("pass {pass} of {}: {}", a.passes, a.algos);
         }
         for (op, &size) in a.ops.iter().flat_map(|op| a.sizes.iter().map(move |size| (op, size))) {
             if signals::interrupted() {
@@ -127,7 +120,7 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
             probe_pace()?;
             runs.push((op.clone(), size));
             let args: Vec<String> = [
-                "--op", op, "--algo", algos, "--codec", &a.codec, "--sizes", &fmt_size(size), "--iters", &a.iters.to_string(), "--min-time", &a.min_time.to_string(),
+                "--op", op, "--algo", &a.algos, "--codec", &a.codec, "--sizes", &fmt_size(size), "--iters", &a.iters.to_string(), "--min-time", &a.min_time.to_string(),
                 "--warmup", &a.warmup.to_string(), "--dataset", &a.dataset, "--check", "--format", "csv", "--time-codec",
             ]
             .iter()

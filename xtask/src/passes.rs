@@ -4,9 +4,11 @@
 //! Why: this shared machine changes speed for seconds to half a minute at a time, so
 //! one measurement of a CPU-bound point can land in a slow stretch. Three main jobs of
 //! the same code (b12befb, 80d4980 and e05ca29, 2026-11-29/30) agreed within 15% at
-//! only 60, 68 and 70 of 75 points pairwise; plain MPI's points, bound by the link,
-//! within 11% at every point. Passes spread over the run meet different stretches, and
-//! the middle one ignores a pass that met a slow one.
+//! only 60, 68 and 70 of 75 points pairwise. Plain MPI's points, bound by the link,
+//! agreed within 11% then, but 8b444fc's job measured its 16 MiB Allreduce 1.16x the
+//! 220 ms it took in the two runs after it, so every algorithm runs in every pass.
+//! Passes spread over the run meet different stretches, and the middle one ignores a
+//! pass that met a slow one.
 
 use collectives::bench_csv::{self, Row};
 use crate::units::fmt_size;
