@@ -1,8 +1,8 @@
 //! `cargo xtask demo`: the README's main job. Builds ccoll-bench, brings up the
 //! emulated cluster, measures plain MPI against the compressed algorithms for each
-//! operation and size (in several passes, `passes.rs`), prints a
-//! progress line per measurement and the result table, writes the CSV, the table and a
-//! latency plot, and tears the cluster down. Its text files are replaced atomically
+//! operation and size in several passes (`passes.rs`), prints a progress line per
+//! measurement and the result table, writes the CSV, the table and a latency plot, and
+//! tears the cluster down. Its text files are replaced atomically
 //! (`codec_host::atomic_file`), so an interrupted or failed demo leaves each whole.
 
 use collectives::bench_csv::{RankTimes, Row};
