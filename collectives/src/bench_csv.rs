@@ -5,10 +5,11 @@
 //! fifteen, and their rows read a missing ratio as the one before it (`comp_ratio`,
 //! then `comp_ratio_min`), a missing `cpu_us` or codec columns as not measured, and
 //! the nine codec columns without the two scan columns after them as a call whose scan
-//! was not timed. The codec columns are docs/collectives.md's `codec_cpu`.
+//! was not timed, and a missing `host_steal` as not measured. The codec columns are
+//! docs/collectives.md's `codec_cpu`.
 
 /// The header line.
-pub const HEADER: &str = "op,algo,codec,ranks,bytes,lat_avg_us,lat_min_us,lat_max_us,comp_ratio,max_abs_err,bound,bound_ok,comp_ratio_min,comp_ratio_steps,cpu_us,comp_raw_bytes,comp_coded_bytes,comp_faulted_bytes,comp_cpu_us,decomp_raw_bytes,decomp_coded_bytes,decomp_reduced_bytes,decomp_faulted_bytes,decomp_cpu_us,scan_raw_bytes,scan_cpu_us";
+pub const HEADER: &str = "op,algo,codec,ranks,bytes,lat_avg_us,lat_min_us,lat_max_us,comp_ratio,max_abs_err,bound,bound_ok,comp_ratio_min,comp_ratio_steps,cpu_us,comp_raw_bytes,comp_coded_bytes,comp_faulted_bytes,comp_cpu_us,decomp_raw_bytes,decomp_coded_bytes,decomp_reduced_bytes,decomp_faulted_bytes,decomp_cpu_us,scan_raw_bytes,scan_cpu_us,host_steal";
 
 /// One kind of codec pass of all ranks together in a call: the ranks'
 /// [`crate::CodecPass`] tallies of their median calls, summed.
@@ -65,13 +66,17 @@ pub struct Row {
     /// The ranks' codec passes in their median calls (`None`: not timed, or a CSV from
     /// before these columns).
     pub codec_work: Option<CodecWork>,
+    /// The largest share of a rank's host CPU time that the hypervisor took for other
+    /// guests while the timed calls ran (/proc/stat's steal over all its times; `None`:
+    /// not measured). A point measured under steal ran on less machine than it had.
+    pub host_steal: Option<f64>,
 }
 
 impl Row {
     /// Parses one data line; `None` for the header, blank lines and anything else.
     pub fn parse(line: &str) -> Option<Row> {
         let f: Vec<&str> = line.trim().split(',').map(str::trim).collect();
-        if !(12..=26).contains(&f.len()) || f.len() == 25 || f[0] == "op" {
+        if !(12..=27).contains(&f.len()) || f.len() == 25 || f[0] == "op" {
             return None;
         }
         let num = |i: usize| f[i].parse::<f64>().ok();
@@ -111,6 +116,7 @@ impl Row {
                 (None, _) if f.len() <= 15 => None,
                 (None, _) => return None,
             },
+            host_steal: f.get(26).and_then(|x| x.parse().ok()),
         })
     }
 
@@ -125,7 +131,8 @@ impl Row {
     }
 
     /// The row as a CSV line in [`HEADER`] order: an unchecked error and verdict as
-    /// `nan` and `n/a`, eleven empty codec fields where the codec was not timed.
+    /// `nan` and `n/a`, eleven empty codec fields where the codec was not timed, an empty
+    /// steal where it was not measured.
     pub fn to_csv(&self) -> String {
         let (err, ok) = (self.err_field(), self.verdict_field());
         let codec = self.codec_work.map_or_else(|| ",".repeat(10), |CodecWork { compress: c, decompress: d, scan }| {
@@ -145,7 +152,7 @@ impl Row {
             )
         });
         format!(
-            "{},{},{},{},{},{:.2},{:.2},{:.2},{:.3},{err},{:.3e},{ok},{:.3},{:.3},{},{codec}",
+            "{},{},{},{},{},{:.2},{:.2},{:.2},{:.3},{err},{:.3e},{ok},{:.3},{:.3},{},{codec},{}",
             self.op,
             self.algo,
             self.codec,
@@ -159,6 +166,7 @@ impl Row {
             self.comp_ratio_min,
             self.comp_ratio_steps,
             self.cpu_us.map_or(String::new(), |c| format!("{c:.1}")),
+            self.host_steal.map_or(String::new(), |x| format!("{x:.4}")),
         )
     }
 }
@@ -263,7 +271,7 @@ mod tests {
         let scan = scanned.codec_work.unwrap().scan;
         assert!(scan.raw_bytes == 268435456.0 && (scan.cpu_s - 0.0165005).abs() < 1e-12 && scan.coded_bytes == 0.0, "{scan:?}");
         assert_eq!(Row::parse(&scanned.to_csv()).unwrap(), scanned);
-        assert!(scanned.to_csv().ends_with(",75964.2,268435456,16500.5"), "{}", scanned.to_csv());
+        assert!(scanned.to_csv().ends_with(",75964.2,268435456,16500.5,"), "{}", scanned.to_csv());
         assert!(Row::parse(&format!("{line},268435456")).is_none());
         // Some of the codec columns, or one that does not parse: not a row.
         assert!(Row::parse(line.rsplit_once(',').unwrap().0).is_none());
@@ -296,5 +304,13 @@ mod tests {
         assert!(unchecked.to_csv().contains(",nan,1.000e-3,n/a,"), "{}", unchecked.to_csv());
         assert_eq!(Row::parse(&cpu.to_csv().replace(",true,", ",false,")).unwrap().bound_ok, Some(false));
         assert!(Row::parse("bcast,mpi,none,x,16,10.0,9.0,11.0,1,0,0,true").is_none());
+        // The host's steal after the scan columns, written back as read; a row without it
+        // was not measured.
+        assert_eq!(scanned.host_steal, None);
+        let stolen = Row::parse(&format!("{line},268435456,16500.5,0.0125")).unwrap();
+        assert_eq!((stolen.host_steal, stolen.codec_work), (Some(0.0125), scanned.codec_work));
+        assert_eq!(Row::parse(&stolen.to_csv()).unwrap(), stolen);
+        let untimed_stolen = Row { codec_work: None, ..stolen.clone() };
+        assert_eq!(Row::parse(&untimed_stolen.to_csv()).unwrap(), untimed_stolen);
     }
 }

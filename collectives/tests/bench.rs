@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use collectives::{compressions_per_value, config, value_allowance, Algorithm, CollOp};
 
-const HEADER: &str = "op,algo,codec,ranks,bytes,lat_avg_us,lat_min_us,lat_max_us,comp_ratio,max_abs_err,bound,bound_ok,comp_ratio_min,comp_ratio_steps,cpu_us,comp_raw_bytes,comp_coded_bytes,comp_faulted_bytes,comp_cpu_us,decomp_raw_bytes,decomp_coded_bytes,decomp_reduced_bytes,decomp_faulted_bytes,decomp_cpu_us,scan_raw_bytes,scan_cpu_us";
+const HEADER: &str = "op,algo,codec,ranks,bytes,lat_avg_us,lat_min_us,lat_max_us,comp_ratio,max_abs_err,bound,bound_ok,comp_ratio_min,comp_ratio_steps,cpu_us,comp_raw_bytes,comp_coded_bytes,comp_faulted_bytes,comp_cpu_us,decomp_raw_bytes,decomp_coded_bytes,decomp_reduced_bytes,decomp_faulted_bytes,decomp_cpu_us,scan_raw_bytes,scan_cpu_us,host_steal";
 
 fn bench(ranks: usize, args: &[&str]) -> common::Launch {
     common::mpirun(ranks, env!("CARGO_BIN_EXE_ccoll-bench"), args, &[], Duration::from_secs(300))
@@ -34,7 +34,7 @@ fn check_op(op: &str, algos: &str, codec: &str, timed: bool) {
     let algos: Vec<&str> = algos.split(',').collect();
     assert_eq!(rows.len(), algos.len() * sizes.len(), "{}", launch.stdout);
     for row in &rows {
-        assert_eq!(row.len(), 26, "{row:?}");
+        assert_eq!(row.len(), 27, "{row:?}");
         assert_eq!((row[0], row[2], row[3]), (op, codec, "4"), "{row:?}");
         assert!(algos.contains(&row[1]), "{row:?}");
         let num = |i: usize| row[i].parse::<f64>().unwrap_or_else(|_| panic!("column {i} of {row:?}"));
@@ -50,6 +50,8 @@ fn check_op(op: &str, algos: &str, codec: &str, timed: bool) {
         assert!(num(13) > 0.0, "ratios {row:?}");
         // The ranks' mean CPU time per call (the kernel may count a short call as none).
         assert!(num(14) >= 0.0, "cpu {row:?}");
+        // The host's stolen share of its CPU time while the calls ran (Linux: measured).
+        assert!((0.0..=1.0).contains(&num(26)), "steal {row:?}");
         if row[1] == "cpr-p2p" && matches!(op, "allgather" | "allreduce") && num(4) >= 1000.0 {
             assert!(num(13) <= num(8) + 1e-3, "ratios {row:?}");
         }

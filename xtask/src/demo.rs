@@ -7,7 +7,7 @@
 
 use collectives::bench_csv::{RankTimes, Row};
 use crate::cluster::{Cluster, MpiDuplex};
-use crate::passes::Passes;
+use crate::passes::{self, Passes};
 use crate::units::{fmt_size, parse_size, us_per_mb};
 use crate::{model, plot, signals, workspace, Shape};
 use clap::Args;
@@ -91,7 +91,8 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
     let duplex = cluster.mpi_duplex(&program)?;
     println!("{}", duplex.describe());
 
-    let total = a.passes as usize * a.ops.len() * a.sizes.len() * a.algos.split(',').filter(|s| !s.is_empty()).count();
+    let algos = a.algos.split(',').filter(|s| !s.is_empty()).count();
+    let mut total = a.passes as usize * a.ops.len() * a.sizes.len() * algos;
     let mut passes = Passes::default();
     // ccoll-bench's per-rank times by pass, from its stderr (read on another thread):
     // the ranks on the other nodes are not this process's children, so only they can say.
@@ -109,6 +110,40 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
         paces.push(p);
         Ok(())
     };
+    // One ccoll-bench run: every algorithm at one operation and size.
+    let mut measure = |passes: &mut Passes, pass: u32, op: &str, size: u64, total: usize| -> Result<(), String> {
+        probe_pace()?;
+        runs.push((op.to_string(), size));
+        let args: Vec<String> = [
+            "--op", op, "--algo", &a.algos, "--codec", &a.codec, "--sizes", &fmt_size(size), "--iters", &a.iters.to_string(), "--min-time", &a.min_time.to_string(),
+            "--warmup", &a.warmup.to_string(), "--dataset", &a.dataset, "--check", "--format", "csv", "--time-codec",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let on_err = |line: &str| {
+            eprintln!("{line}");
+            if let Some(t) = RankTimes::parse(line) {
+                costs.lock().expect("not poisoned").push((pass, t));
+            }
+        };
+        let status = cluster.run_mpi_both(&program, &args, Duration::from_secs(a.timeout), |line| {
+            if let Some(r) = Row::parse(line) {
+                passes.push(pass, r.clone());
+                println!("{}", progress(passes.len(), total, &r, &passes.middle()));
+            } else if !line.starts_with("op,") && !line.trim().is_empty() {
+                println!("    {line}");
+            }
+        }, on_err)?;
+        if !status.success() {
+            let why = format!("{op} {}: ccoll-bench exited with {status}", fmt_size(size));
+            println!("    FAILED: {why}");
+            failures.push(why);
+        }
+        atomic_file::write(&csv_path, passes.middle_csv().as_bytes())?;
+        atomic_file::write(&passes_path, passes.to_csv().as_bytes())?;
+        Ok(())
+    };
     'passes: for pass in 1..=a.passes {
         if a.passes > 1 {
             println!("pass {pass} of {}: {}", a.passes, a.algos);
@@ -117,36 +152,19 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
             if signals::interrupted() {
                 break 'passes;
             }
-            probe_pace()?;
-            runs.push((op.clone(), size));
-            let args: Vec<String> = [
-                "--op", op, "--algo", &a.algos, "--codec", &a.codec, "--sizes", &fmt_size(size), "--iters", &a.iters.to_string(), "--min-time", &a.min_time.to_string(),
-                "--warmup", &a.warmup.to_string(), "--dataset", &a.dataset, "--check", "--format", "csv", "--time-codec",
-            ]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-            let on_err = |line: &str| {
-                eprintln!("{line}");
-                if let Some(t) = RankTimes::parse(line) {
-                    costs.lock().expect("not poisoned").push((pass, t));
-                }
-            };
-            let status = cluster.run_mpi_both(&program, &args, Duration::from_secs(a.timeout), |line| {
-                if let Some(r) = Row::parse(line) {
-                    passes.push(pass, r.clone());
-                    println!("{}", progress(passes.len(), total, &r, &passes.middle()));
-                } else if !line.starts_with("op,") && !line.trim().is_empty() {
-                    println!("    {line}");
-                }
-            }, on_err)?;
-            if !status.success() {
-                let why = format!("{op} {}: ccoll-bench exited with {status}", fmt_size(size));
-                println!("    FAILED: {why}");
-                failures.push(why);
+            measure(&mut passes, pass, op, size, total)?;
+        }
+    }
+    // A run with a point that met host steal in every pass runs again, up to
+    // `STEAL_RETRIES` times, until each of its points has a pass without (`passes`).
+    for (op, size) in passes.stolen_runs() {
+        for retry in 1..=STEAL_RETRIES {
+            if signals::interrupted() || !passes.stolen_runs().contains(&(op.clone(), size)) {
+                break;
             }
-            atomic_file::write(&csv_path, passes.middle_csv().as_bytes())?;
-            atomic_file::write(&passes_path, passes.to_csv().as_bytes())?;
+            println!("again ({retry} of at most {STEAL_RETRIES}): {op} {}, measured under host steal in every pass", fmt_size(size));
+            total += algos;
+            measure(&mut passes, a.passes + retry, &op, size, total)?;
         }
     }
     probe_pace()?;
@@ -204,6 +222,9 @@ pub fn run(a: &DemoArgs) -> Result<ExitCode, String> {
     }
 }
 
+/// The most extra runs of an operation and size whose passes all met host steal.
+const STEAL_RETRIES: u32 = 2;
+
 /// `xtask model` (release build) validated against this run's CSV and the machine's
 /// pace during it, with the link's measured payload efficiency and the MPI probe's
 /// duplex efficiencies.
@@ -255,8 +276,9 @@ fn load_average() -> f64 {
 fn progress(k: usize, total: usize, r: &Row, rows: &[Row]) -> String {
     let base = rows.iter().find(|b| b.op == r.op && b.bytes == r.bytes && b.algo == "mpi");
     let speedup = base.map_or(String::new(), |b| format!("  x{:.2} vs mpi", b.lat_avg_us / r.lat_avg_us));
+    let steal = if passes::disturbed(r) { format!("  host steal {:.1}%", r.host_steal.unwrap_or(0.0) * 100.0) } else { String::new() };
     format!(
-        "[{k:>3}/{total}] {:<10} {:<8} {:>5}: {:>9.1} ms{speedup}  ratio {:.2}  err {}  {}",
+        "[{k:>3}/{total}] {:<10} {:<8} {:>5}: {:>9.1} ms{speedup}  ratio {:.2}  err {}  {}{steal}",
         r.op,
         r.algo,
         fmt_size(r.bytes),

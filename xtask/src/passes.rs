@@ -9,6 +9,12 @@
 //! 220 ms it took in the two runs after it, so every algorithm runs in every pass.
 //! Passes spread over the run meet different stretches, and the middle one ignores a
 //! pass that met a slow one.
+//!
+//! A pass measured while the hypervisor stole the host's CPU for other guests is left
+//! out of the middle where its point has passes that were not: steal comes in bursts of
+//! 10-40 s at about a tenth of the host's time (a monitor beside 67c441a's main job,
+//! 2026-12-04, saw none for minutes, then such bursts), and plain MPI's 16 MiB
+//! Allreduce measured under one took 250 ms against 230 ms in the pass before it.
 
 use collectives::bench_csv::{self, Row};
 use crate::units::fmt_size;
@@ -17,6 +23,10 @@ use std::fmt::Write as _;
 /// How far a pass may lie from its point's middle pass and still agree with it: the
 /// cost model's own tolerance.
 const AGREE: f64 = 0.15;
+
+/// The share of the host's CPU time stolen during a pass's timed calls above which the
+/// pass is disturbed (ccoll-bench's `host_steal`; a quiet host showed 0.0005).
+const STEAL_LIMIT: f64 = 0.01;
 
 /// Rows measured in passes, in the order measured.
 #[derive(Default)]
@@ -46,9 +56,23 @@ impl Passes {
     }
 
     /// Each point's middle pass by the slowest rank's time (of an even count, the
-    /// faster of the middle two), a whole row as measured.
+    /// faster of the middle two) among its undisturbed passes ([`STEAL_LIMIT`]; all of
+    /// them where none is), a whole row as measured.
     pub fn middle(&self) -> Vec<Row> {
         self.points().into_iter().map(|p| middle(p).clone()).collect()
+    }
+
+    /// The operations and sizes (one ccoll-bench run each) with a point whose every
+    /// pass met host steal ([`disturbed`]), in the order measured.
+    pub fn stolen_runs(&self) -> Vec<(String, u64)> {
+        let mut runs: Vec<(String, u64)> = Vec::new();
+        for p in self.points().into_iter().filter(|p| p.iter().all(|r| disturbed(r))) {
+            let run = (p[0].op.clone(), p[0].bytes);
+            if !runs.contains(&run) {
+                runs.push(run);
+            }
+        }
+        runs
     }
 
     /// [`Passes::middle`] as ccoll-bench's CSV.
@@ -72,9 +96,10 @@ impl Passes {
     /// How many points measured more than once have every pass within [`AGREE`] of
     /// their middle pass, and those that do not, with each pass over the middle one.
     pub fn report(&self) -> String {
+        let steal = self.steal_report();
         let repeated: Vec<Vec<&Row>> = self.points().into_iter().filter(|p| p.len() > 1).collect();
         if repeated.is_empty() {
-            return String::new();
+            return steal;
         }
         let mut off = String::new();
         let mut agree = 0;
@@ -89,10 +114,31 @@ impl Passes {
             }
         }
         format!(
-            "Repeatability (the slowest rank's time, each pass over the point's middle pass): {agree} of {} points measured more than once agree within {:.0}% in every pass{}\n{off}",
+            "Repeatability (the slowest rank's time, each pass over the point's middle pass): {agree} of {} points measured more than once agree within {:.0}% in every pass{}\n{off}{}",
             repeated.len(),
             AGREE * 100.0,
-            if off.is_empty() { "." } else { "; the others:" }
+            if off.is_empty() { "." } else { "; the others:" },
+            if steal.is_empty() { String::new() } else { format!("\n{steal}") }
+        )
+    }
+
+    /// The measurements above [`STEAL_LIMIT`], each with its steal (empty: none).
+    fn steal_report(&self) -> String {
+        let stolen: Vec<String> = self
+            .measured
+            .iter()
+            .filter(|(_, r)| disturbed(r))
+            .map(|(pass, r)| format!("{} {} {} pass {pass} ({:.1}%)", r.op, fmt_size(r.bytes), r.algo, r.host_steal.unwrap_or(0.0) * 100.0))
+            .collect();
+        if stolen.is_empty() {
+            return String::new();
+        }
+        format!(
+            "Host steal: {} of {} measurements ran while the hypervisor took more than {:.0}% of the host's CPU time for other guests, and count as their point's middle pass only where it has no other: {}.\n",
+            stolen.len(),
+            self.measured.len(),
+            STEAL_LIMIT * 100.0,
+            stolen.join(", ")
         )
     }
 }
@@ -101,9 +147,16 @@ fn same_point(a: &Row, b: &Row) -> bool {
     a.op == b.op && a.algo == b.algo && a.bytes == b.bytes
 }
 
-fn middle(mut rows: Vec<&Row>) -> &Row {
+fn middle(rows: Vec<&Row>) -> &Row {
+    let clean: Vec<&Row> = rows.iter().copied().filter(|r| !disturbed(r)).collect();
+    let mut rows = if clean.is_empty() { rows } else { clean };
     rows.sort_by(|a, b| a.lat_max_us.total_cmp(&b.lat_max_us));
     rows[(rows.len() - 1) / 2]
+}
+
+/// Whether `r` was measured with more than [`STEAL_LIMIT`] of its host's CPU stolen.
+pub fn disturbed(r: &Row) -> bool {
+    r.host_steal.is_some_and(|s| s > STEAL_LIMIT)
 }
 
 #[cfg(test)]
@@ -151,6 +204,37 @@ mod tests {
         let mut once = Passes::default();
         once.push(1, row("bcast", "c-coll", 10.0, 1.0));
         assert_eq!(once.report(), "");
+    }
+
+    #[test]
+    fn a_pass_under_host_steal_is_the_middle_only_where_no_other_is() {
+        let stolen = |t: f64, steal: f64| Row { host_steal: Some(steal), ..row("allreduce", "mpi", t, 1.0) };
+        let mut p = Passes::default();
+        // The middle of three would be the 250 ms pass, measured under 5% steal.
+        for (pass, r) in [(1, stolen(230.0, 0.0)), (2, stolen(250.0, 0.05)), (3, stolen(270.0, 0.002))] {
+            p.push(pass, r);
+        }
+        assert_eq!(p.middle()[0].lat_max_us, 230.0);
+        let r = p.report();
+        assert!(r.contains("Host steal: 1 of 3 measurements") && r.contains("allreduce 16M mpi pass 2 (5.0%)"), "{r}");
+        // Every pass disturbed: the middle of them all.
+        let mut all = Passes::default();
+        for (pass, t) in [(1, 230.0), (2, 250.0), (3, 270.0)] {
+            all.push(pass, stolen(t, 0.02));
+        }
+        assert_eq!(all.middle()[0].lat_max_us, 250.0);
+        // Its run is the one to measure again; the first point's is not.
+        all.push(1, row("bcast", "mpi", 400.0, 1.0));
+        p.push(1, Row { bytes: 32 << 20, ..stolen(460.0, 0.03) });
+        assert_eq!(all.stolen_runs(), vec![("allreduce".to_string(), 16 << 20)]);
+        assert_eq!(p.stolen_runs(), vec![("allreduce".to_string(), 32 << 20)]);
+        // Up to the limit, and unmeasured, a pass counts.
+        let mut quiet = Passes::default();
+        for (pass, r) in [(1, stolen(230.0, 0.01)), (2, row("allreduce", "mpi", 250.0, 1.0)), (3, stolen(270.0, 0.0))] {
+            quiet.push(pass, r);
+        }
+        assert_eq!(quiet.middle()[0].lat_max_us, 250.0);
+        assert!(!quiet.report().contains("Host steal"), "{}", quiet.report());
     }
 
     #[test]

@@ -261,6 +261,7 @@ mod tests {
             comp_ratio_steps: 1.0,
             cpu_us: None,
             codec_work: None,
+            host_steal: None,
         }
     }
 

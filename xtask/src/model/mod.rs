@@ -540,6 +540,7 @@ mod tests {
             comp_ratio_steps: ratio,
             cpu_us: None,
             codec_work: None,
+            host_steal: None,
         }
     }
 

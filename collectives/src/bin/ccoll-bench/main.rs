@@ -225,6 +225,7 @@ fn bench<T: Value>(world: &SimpleCommunicator, args: &Args, plan: &Plan) -> Resu
             }
             let (mut times, mut cpu, mut codec) = (Vec::with_capacity(args.iters), Cpu::default(), Vec::with_capacity(args.iters));
             let mut stats = None;
+            let host0 = HostTicks::now();
             while times.len() < args.iters || short_of_min_time(world, args, &times) {
                 work.prepare(world, &mut bufs);
                 world.barrier();
@@ -234,6 +235,8 @@ fn bench<T: Value>(world: &SimpleCommunicator, args: &Args, plan: &Plan) -> Resu
                 cpu += process_cpu() - c0;
                 codec.push(stats.as_ref().map_or_else(CodecCpu::default, |s| s.codec_cpu));
             }
+            let steal = host0.zip(HostTicks::now()).map_or(-1.0, |(a, b)| b.steal_since(&a));
+            let host_steal = Some(all_max(world, steal)).filter(|s| *s >= 0.0);
             let out = &bufs.out;
             // Point-to-point is a ping-pong: half a round trip, as osu_latency reports.
             let trips = if plan.op == CollOp::P2p { 2.0 } else { 1.0 };
@@ -278,6 +281,7 @@ fn bench<T: Value>(world: &SimpleCommunicator, args: &Args, plan: &Plan) -> Resu
                 comp_ratio_steps: steps_ratio(world, stats.as_ref().map_or(&[], |s| &s.message_sizes)),
                 cpu_us: Some(cpu_s * 1e6),
                 codec_work: args.time_codec.then(|| codec_of_ranks(world, &codec)),
+                host_steal,
                 max_abs_err: err,
                 bound,
                 bound_ok: within,
@@ -309,6 +313,29 @@ fn process_cpu() -> Cpu {
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
     let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
     Cpu { user: s(ru.ru_utime), system: s(ru.ru_stime) }
+}
+
+/// The host's CPU time so far, all cores (/proc/stat's first line, clock ticks): what
+/// the hypervisor stole for other guests, and every kind of time in all.
+struct HostTicks {
+    steal: u64,
+    total: u64,
+}
+
+impl HostTicks {
+    /// `None` where /proc/stat cannot be read (not Linux) or lacks the steal column.
+    fn now() -> Option<HostTicks> {
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        let times: Vec<u64> = stat.lines().next()?.strip_prefix("cpu ")?.split_whitespace().map(|t| t.parse().ok()).collect::<Option<_>>()?;
+        // user nice system idle iowait irq softirq steal [guest guest_nice, counted in user]
+        Some(HostTicks { steal: *times.get(7)?, total: times.iter().take(8).sum() })
+    }
+
+    /// The share of the host's CPU time stolen since `before`.
+    fn steal_since(&self, before: &HostTicks) -> f64 {
+        let total = self.total.saturating_sub(before.total);
+        if total == 0 { 0.0 } else { self.steal.saturating_sub(before.steal) as f64 / total as f64 }
+    }
 }
 
 /// User and system CPU seconds.
