@@ -924,9 +924,12 @@ fn ring_allgather(t: &Terms, m: f64, after_reduce_scatter: bool) -> f64 {
 
 /// Predicted seconds of plain MPI (Open MPI 4.1's `tuned` decisions for messages of 1 MiB
 /// and more, commutative reductions; ccoll-bench's `bytes` convention), on the caller's
-/// buffers (mapped already). The library's own temporary buffers are not priced.
+/// buffers (mapped already). Of the library's own temporary buffers only the
+/// Allreduce's are priced.
 /// - Allreduce: Rabenseifner (recursive-halving reduce-scatter, recursive-doubling
-///   allgather: both directions busy), a fold-in step for ranks beyond a power of two.
+///   allgather: both directions busy), a fold-in step for ranks beyond a power of two,
+///   and its temporaries: the input copied into the output, a receive buffer of the
+///   whole vector allocated, 3/4 of it written and freed, every call.
 /// - Bcast: a chain without segments below 8 ranks (`p - 1` store-and-forward hops),
 ///   linear (the root sends to each) below 16, scatter + allgather below 32 and from
 ///   1024, a radix-4 k-nomial tree (3 sends per level) in between.
