@@ -188,6 +188,13 @@ pub struct Params {
     /// it computes. Not for the compressed trees (Bcast, Scatter), whose ranks are priced
     /// by who runs beside them (`Load::Beside`).
     pub busy_wait: bool,
+    /// How far a rank done with the call and polling holds a core of its own against the
+    /// ranks that compute beside it (`Load::Beside`): 1, it keeps a whole core while
+    /// cores are spare and the computing ranks share the rest (traced on a Xeon); 0, the
+    /// scheduler shares the cores among computing and polling ranks alike (each rank in
+    /// a session of its own, Zen 4, kernel 6.18); in between, the share between the
+    /// two. Measured by the calibration (docs/cost-model.md).
+    pub poller_hold: f64,
     /// The host scheduler's time slice: how long a runnable thread keeps a core before
     /// another one waiting for it gets its turn (0: not priced). A polling rank that
     /// finds its message is on its core already, so the passes it then runs back to back
@@ -238,6 +245,7 @@ impl Params {
         codec_threads: 1.0,
         background_load: 0.0,
         busy_wait: false,
+        poller_hold: 1.0,
         slice_s: 0.0,
         group_ranks: 1,
         intra_bytes_per_s: f64::INFINITY,
@@ -262,14 +270,24 @@ impl Params {
                 // The host's share of the communicator's other ranks.
                 let here = (ranks - 1) as f64 / (self.ranks.max(2) - 1) as f64;
                 let (computing, polling) = (threads * (1.0 + computing.max(0.0) * here), polling.max(0.0) * here);
+                let alike = self.host_cores * threads / (computing + polling + background);
                 if polling + 1.0 <= self.host_cores {
-                    (self.host_cores - polling) * threads / (computing + background)
+                    let kept = (self.host_cores - polling) * threads / (computing + background);
+                    let hold = self.poller_hold.clamp(0.0, 1.0);
+                    hold * kept.min(threads) + (1.0 - hold) * alike.min(threads)
                 } else {
-                    self.host_cores * threads / (computing + polling + background)
+                    alike
                 }
             }
         };
         share.min(threads)
+    }
+
+    /// The cores a rank computing beside `computing` other computing ranks and `polling`
+    /// polling ones gets ([`Load::Beside`]): what the calibration's probe of
+    /// [`Params::poller_hold`] compares its measurement with.
+    pub fn beside_share(&self, computing: f64, polling: f64) -> f64 {
+        self.cores(Load::Beside { computing, polling })
     }
 
     /// [`Params::cores`] for the passes that run in the rank itself (codec, reduction,
@@ -322,10 +340,12 @@ enum Load {
     /// too and `polling` ones that are done with the call and poll in the caller's next
     /// one (ccoll-bench's `MPI_Barrier`), each counted in the host's proportion; the
     /// rest wait for their messages, sleeping (`CCOLL_WAIT`), and are not counted. A
-    /// polling rank is never idle, so the scheduler places the ranks that wake on the
-    /// other cores and leaves it a core of its own while there are cores to spare: the
-    /// computing ranks share what is left, or, with none to spare, all share alike.
-    /// Traced (`perf sched`, CPR-P2P Bcast at 64 MiB on the emulated cluster,
+    /// polling rank is never idle: where the scheduler places the ranks that wake on the
+    /// other cores, it keeps a core of its own while there are cores to spare, and the
+    /// computing ranks share what is left; where it shares the cores among all
+    /// runnable ranks alike, it takes a computing rank's share. With none to spare, all
+    /// share alike either way. [`Params::poller_hold`] says which, or how far between.
+    /// Traced (`perf sched`, CPR-P2P Bcast at 64 MiB on the emulated cluster, a Xeon,
     /// 2026-11-29): the root, done first, kept one of the two cores for ~95% of the
     /// run while the three others took turns on the other.
     Beside { computing: f64, polling: f64 },
@@ -1573,6 +1593,16 @@ mod tests {
         // ranks on 4 cores. One rank per host: a core of its own.
         assert!(close(p.share(on_path(8, 1, 8)), 0.5));
         assert!(close(params(8).share(on_path(8, 4, 1)), 1.0));
+        // Where the scheduler shares the cores alike (hold 0), the polling root takes its
+        // turn like the two computing ranks: 2 cores for 3, two thirds each; halfway,
+        // the mean of that and the half core a kept core leaves. The leaf beside three
+        // polling ranks has no core to spare either way.
+        let p = Params { host_cores: 2.0, ranks_per_host: 4, ..params(4) };
+        for (hold, want) in [(0.0, 2.0 / 3.0), (0.5, (2.0 / 3.0 + 0.5) / 2.0), (1.0, 0.5)] {
+            let p = Params { poller_hold: hold, ..p };
+            assert!(close(p.share(on_path(4, 2, 1)), want), "{hold}: {}", p.share(on_path(4, 2, 1)));
+            assert!(close(p.share(on_path(4, 1, 4)), 0.5));
+        }
     }
 
     /// Every output is the caller's buffer, mapped already (ccoll-bench reuses its own),

@@ -4,6 +4,7 @@
 //! (see docs/cost-model.md).
 
 mod calibrate;
+mod poller;
 pub mod pace;
 
 use collectives::bench_csv::{self, Row};
@@ -57,6 +58,11 @@ pub struct ModelArgs {
     /// (default: measured, see docs/cost-model.md).
     #[arg(long, value_parser = parse_duration)]
     slice: Option<Duration>,
+    /// How far a rank done with a call and polling holds a core against the ranks that
+    /// compute beside it, 0-1 (`Params::poller_hold`; default: measured, see
+    /// docs/cost-model.md).
+    #[arg(long)]
+    poller_hold: Option<f64>,
     /// Cores shared by all ranks of the emulated run (default: this machine's).
     #[arg(long)]
     host_cores: Option<f64>,
@@ -183,6 +189,14 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
                 s
             }
         };
+        let poller_hold = match a.poller_hold {
+            Some(h) => h.clamp(0.0, 1.0),
+            None => {
+                let h = poller::measure_hold(host_threads)?;
+                println!("poller hold (measured, wall time): {host_threads} processes computing beside one that polls, each in a session of its own, on {host_threads} cores: {h:.2} (1: it keeps a core of its own, 0: all share the cores alike)");
+                h
+            }
+        };
         let emulated = Emulated {
             codec_threads: threads as f64,
             link_bytes_per_s: a.link as f64 / 8.0 * a.efficiency,
@@ -191,6 +205,7 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
             chunk_duplex_efficiency: a.chunk_duplex_efficiency.unwrap_or(duplex),
             contention,
             slice_s,
+            poller_hold,
             alpha_s: a.latency.as_secs_f64(),
             host_cores,
             background_load: a.background_load,
@@ -265,6 +280,8 @@ pub struct Emulated {
     pub contention: f64,
     /// The scheduler's time slice (`Params::slice_s`).
     pub slice_s: f64,
+    /// How far a polling rank holds a core (`Params::poller_hold`).
+    pub poller_hold: f64,
     pub alpha_s: f64,
     pub host_cores: f64,
     pub background_load: f64,
@@ -302,6 +319,7 @@ impl Emulated {
             net_cpu_s_per_coded_byte: self.net_cpu_s_per_byte / mean_ratio.max(1.0),
             busy_wait: true,
             slice_s: self.slice_s,
+            poller_hold: self.poller_hold,
             ..cal.params(ratio, 1.0, f64::INFINITY)
         }
     }
@@ -519,7 +537,7 @@ mod tests {
     }
 
     fn run() -> Emulated {
-        Emulated { codec_threads: 1.0, link_bytes_per_s: 120e6, link_burst_bytes: 0.0, duplex_efficiency: 0.5, chunk_duplex_efficiency: 0.5, contention: 1.0, slice_s: 0.0, alpha_s: 50e-6, host_cores: 2.0, background_load: 0.0, net_cpu_s_per_byte: 0.0 }
+        Emulated { codec_threads: 1.0, link_bytes_per_s: 120e6, link_burst_bytes: 0.0, duplex_efficiency: 0.5, chunk_duplex_efficiency: 0.5, contention: 1.0, slice_s: 0.0, poller_hold: 1.0, alpha_s: 50e-6, host_cores: 2.0, background_load: 0.0, net_cpu_s_per_byte: 0.0 }
     }
 
     fn row(op: CollOp, algo: Algorithm, bytes: u64, ratio: f64, secs: f64) -> Row {
