@@ -16,7 +16,11 @@
 //! children's blocks wrap around the end). Allocated afresh each call, a buffer of 32 MiB
 //! or more is a new mapping, and the rank faulted it in at 1.3-1.6 GB/s while the
 //! other ranks ran beside it, a fifth of a 32 MiB Scatter (docs/cost-model.md). A kept
-//! buffer is not cleared: the algorithms overwrite it whole before they read it.
+//! buffer is not cleared: the algorithms overwrite it whole before they read it. Up to
+//! 256 MiB, a Scatter's block of 256 MiB a rank: kept only to 64 MiB, the 128 and 256
+//! MiB Scatters' inner rank faulted its buffer in at 1.1-2.2 GB/s, a speed that changed
+//! from pass to pass by half (2026-12-06). Its pages stay resident while the thread
+//! lives: that much memory is the price.
 
 use std::any::Any;
 use std::cell::RefCell;
@@ -26,7 +30,7 @@ const MAX_SPARES: usize = 64;
 const MAX_BYTES: usize = 64 << 20;
 
 /// Most capacity of the value buffer a thread keeps (bytes).
-pub(crate) const MAX_VALUE_BYTES: usize = 64 << 20;
+pub(crate) const MAX_VALUE_BYTES: usize = 256 << 20;
 
 thread_local! {
     static SPARES: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
