@@ -190,7 +190,8 @@ pub fn run(a: &ModelArgs) -> Result<ExitCode, String> {
             }
         };
         let poller_hold = match a.poller_hold {
-            Some(h) => h.clamp(0.0, 1.0),
+            Some(h) if (0.0..=1.0).contains(&h) => h,
+            Some(h) => return Err(format!("--poller-hold {h}: expected a hold from 0 to 1")),
             None => {
                 let h = poller::measure_hold(host_threads)?;
                 println!("poller hold (measured, wall time): {host_threads} processes computing beside one that polls, each in a session of its own, on {host_threads} cores: {h:.2} (1: it keeps a core of its own, 0: all share the cores alike)");

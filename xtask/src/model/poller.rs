@@ -10,6 +10,7 @@
 //! against one of them alone.
 
 use collectives::model::Params;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 /// Runs each way; the probe alternates them (this machine's pace switches between two
@@ -68,9 +69,9 @@ fn measure_share(cores: usize) -> Result<f64, String> {
 struct Children(Vec<libc::pid_t>);
 
 impl Children {
-    /// Forks a child that starts a session of its own, runs `body` and exits. The child only makes system calls and arithmetic: nothing that
-    /// allocates or takes a lock another thread of this process may have held at the
-    /// fork.
+    /// Forks a child that starts a session of its own, runs `body` and exits. The child
+    /// only makes system calls and arithmetic: nothing that allocates or takes a lock
+    /// another thread of this process may have held at the fork.
     fn spawn(&mut self, body: impl FnOnce()) -> Result<libc::pid_t, String> {
         // SAFETY: the child runs `body` (system calls and arithmetic only, see above)
         // and then `_exit`, never returning into this process's code.
@@ -121,49 +122,36 @@ fn poll_forever() -> ! {
 }
 
 /// Worker processes that each run [`WORK`] on every byte written to `go` and write its
-/// wall time back (f64 seconds, native bytes) to `done`.
+/// wall time back (f64 seconds, native bytes) to `done`: this process's ends of the
+/// two pipes (the children's ends close when `start` returns; the children keep their
+/// copies).
 struct Workers {
     count: usize,
-    go: libc::c_int,
-    done: libc::c_int,
+    go: OwnedFd,
+    done: OwnedFd,
 }
 
 impl Workers {
     fn start(count: usize, children: &mut Children) -> Result<Workers, String> {
-        let (go, done) = (pipe()?, pipe()?);
+        let ((go_read, go), (done, done_write)) = (pipe()?, pipe()?);
+        let (from, to) = (go_read.as_raw_fd(), done_write.as_raw_fd());
         for _ in 0..count {
-            children.spawn(|| worker(go[0], done[1]))?;
+            children.spawn(|| worker(from, to))?;
         }
-        // SAFETY: the ends this process does not use, opened above; the children keep
-        // their copies.
-        unsafe {
-            libc::close(go[0]);
-            libc::close(done[1]);
-        }
-        Ok(Workers { count, go: go[1], done: done[0] })
+        Ok(Workers { count, go, done })
     }
 
     /// Starts every worker at once; their mean wall time.
     fn run(&self) -> Result<f64, String> {
         let start = vec![0u8; self.count];
-        write_all(self.go, &start)?;
+        write_all(self.go.as_raw_fd(), &start)?;
         let mut sum = 0.0;
         for _ in 0..self.count {
             let mut t = [0u8; 8];
-            read_exact(self.done, &mut t)?;
+            read_exact(self.done.as_raw_fd(), &mut t)?;
             sum += f64::from_ne_bytes(t);
         }
         Ok(sum / self.count as f64)
-    }
-}
-
-impl Drop for Workers {
-    fn drop(&mut self) {
-        // SAFETY: this process's ends, opened by `start` and closed only here.
-        unsafe {
-            libc::close(self.go);
-            libc::close(self.done);
-        }
     }
 }
 
@@ -183,10 +171,15 @@ fn worker(go: libc::c_int, done: libc::c_int) {
     }
 }
 
-fn pipe() -> Result<[libc::c_int; 2], String> {
+/// A pipe's read and write ends.
+fn pipe() -> Result<(OwnedFd, OwnedFd), String> {
     let mut fds = [0; 2];
     // SAFETY: pipe writes two descriptors into the array.
-    if unsafe { libc::pipe(fds.as_mut_ptr()) } == 0 { Ok(fds) } else { Err(format!("pipe: {}", std::io::Error::last_os_error())) }
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+        return Err(format!("pipe: {}", std::io::Error::last_os_error()));
+    }
+    // SAFETY: both descriptors were just opened by pipe and are owned by nothing else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
 /// Whole-buffer I/O on a pipe without allocating (the workers run it after a fork).
